@@ -1,0 +1,93 @@
+package jetty
+
+import (
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// JettyConfig configures a Jetty: its send side, and either its own receive
+// queue (Recv) or a SharedJFR. Recv.Mode defaults to Send.Mode.
+type JettyConfig struct {
+	Send      JFSConfig
+	Recv      JFRConfig
+	SharedJFR *JFR
+}
+
+// Jetty is a send queue and a receive queue under one id (urma_jetty_t). In
+// RC mode it is bound to exactly one remote Jetty with Bind.
+type Jetty struct {
+	sender
+	receiver
+	p      provider.Jetty
+	closer closer
+}
+
+// NewJetty creates a Jetty.
+func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
+	if ctx == nil {
+		return nil, opErr("create jetty", provider.Errorf(urma.ErrInvalid, "nil context"))
+	}
+	j := &Jetty{}
+	sc, err := cfg.Send.provider(ctx, j)
+	if err != nil {
+		return nil, opErr("create jetty", err)
+	}
+	pc := provider.JettyConfig{Send: sc, Owner: j}
+	if cfg.SharedJFR != nil {
+		pc.SharedJFR = cfg.SharedJFR.p
+	} else {
+		if cfg.Recv.Mode == 0 {
+			cfg.Recv.Mode = sc.Mode
+		}
+		if cfg.Recv.JFC == nil {
+			cfg.Recv.JFC = cfg.Send.JFC
+		}
+		rc, err := cfg.Recv.provider(ctx, j)
+		if err != nil {
+			return nil, opErr("create jetty", err)
+		}
+		pc.Recv = rc
+	}
+	p, err := ctx.Raw().NewJetty(pc)
+	if err != nil {
+		return nil, opErr("create jetty", err)
+	}
+	j.p = p
+	j.sender.p, j.sender.kind = p, "jetty"
+	j.receiver.post, j.receiver.kind = p.PostRecv, "jetty"
+	return j, nil
+}
+
+// Descriptor returns what a peer needs to import this Jetty.
+func (j *Jetty) Descriptor() Descriptor { return j.p.Desc() }
+
+// Bind connects an RC Jetty to one remote Jetty (urma_bind_jetty); requests
+// then go there without a Target.
+func (j *Jetty) Bind(r *Remote) error {
+	if r == nil {
+		return opErr("jetty bind", provider.Errorf(urma.ErrInvalid, "nil remote"))
+	}
+	if err := j.p.Bind(r.p); err != nil {
+		return opErr("jetty bind", err)
+	}
+	return nil
+}
+
+// Unbind undoes Bind (urma_unbind_jetty).
+func (j *Jetty) Unbind() error {
+	if err := j.p.Unbind(); err != nil {
+		return opErr("jetty unbind", err)
+	}
+	return nil
+}
+
+// Raw returns the provider's Jetty.
+func (j *Jetty) Raw() provider.Jetty { return j.p }
+
+// Close deletes the Jetty (urma_delete_jetty). Idempotent and nil-safe.
+func (j *Jetty) Close() error {
+	if j == nil {
+		return nil
+	}
+	return j.closer.close("delete jetty", j.p.Close)
+}

@@ -1,0 +1,201 @@
+package jetty
+
+import (
+	"sync"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// JFCE is a completion event channel (urma_jfce_t): JFCs created with it
+// report events there, and Wait sleeps until one does.
+type JFCE struct {
+	p       provider.JFCE
+	mu      sync.Mutex
+	scratch []any
+	jfcs    int
+	closer  closer
+}
+
+// NewJFCE creates a completion event channel.
+func NewJFCE(ctx *urma.Context) (*JFCE, error) {
+	if ctx == nil {
+		return nil, opErr("create jfce", provider.Errorf(urma.ErrInvalid, "nil context"))
+	}
+	p, err := ctx.Raw().NewJFCE()
+	if err != nil {
+		return nil, opErr("create jfce", err)
+	}
+	return &JFCE{p: p}, nil
+}
+
+// Wait blocks until at least one JFC of the channel has an event or timeout
+// passes (negative waits forever, zero only checks). It fills out with the
+// JFCs that had events and returns how many; each must later be acked with
+// JFC.Ack. A timeout returns an error wrapping urma.ErrTimeout.
+func (e *JFCE) Wait(timeout time.Duration, out []*JFC) (int, error) {
+	if len(out) == 0 {
+		return 0, opErr("jfce wait", provider.Errorf(urma.ErrInvalid, "empty output slice"))
+	}
+	e.mu.Lock()
+	if cap(e.scratch) < len(out) {
+		e.scratch = make([]any, len(out))
+	}
+	s := e.scratch[:len(out)]
+	e.mu.Unlock()
+	// The scratch slice is only read back below by this call; concurrent
+	// waiters on one JFCE are not supported by URMA either.
+	n, err := e.p.Wait(timeout, s)
+	for i := 0; i < n; i++ {
+		out[i], _ = s[i].(*JFC)
+		s[i] = nil
+	}
+	if err != nil {
+		return n, opErr("jfce wait", err)
+	}
+	return n, nil
+}
+
+// Raw returns the provider's JFCE.
+func (e *JFCE) Raw() provider.JFCE { return e.p }
+
+// Close deletes the channel. Idempotent and nil-safe.
+func (e *JFCE) Close() error {
+	if e == nil {
+		return nil
+	}
+	return e.closer.close("delete jfce", e.p.Close)
+}
+
+// JFCConfig configures a JFC. Depth zero means 1024. JFCE nil means polling
+// mode only. The moderation settings are accepted by every provider and
+// honoured by those that can.
+type JFCConfig struct {
+	Depth            int
+	JFCE             *JFCE
+	ModerationCount  int
+	ModerationPeriod time.Duration
+}
+
+// DefaultJFCDepth is the depth of a JFC whose config leaves it zero.
+const DefaultJFCDepth = 1024
+
+// JFC is a completion queue (urma_jfc_t).
+type JFC struct {
+	p      provider.JFC
+	jfce   *JFCE
+	closer closer
+}
+
+// NewJFC creates a completion queue. Give it a depth at least the sum of the
+// depths of the queues that complete into it, or records can be lost (a
+// JFC_ERR async event reports that).
+func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
+	if ctx == nil {
+		return nil, opErr("create jfc", provider.Errorf(urma.ErrInvalid, "nil context"))
+	}
+	if cfg.Depth < 0 {
+		return nil, opErr("create jfc", provider.Errorf(urma.ErrInvalid, "negative depth %d", cfg.Depth))
+	}
+	if cfg.Depth == 0 {
+		cfg.Depth = DefaultJFCDepth
+	}
+	j := &JFC{jfce: cfg.JFCE}
+	pc := provider.JFCConfig{Depth: cfg.Depth, ModerationCount: cfg.ModerationCount,
+		ModerationPeriod: cfg.ModerationPeriod, Owner: j}
+	if cfg.JFCE != nil {
+		pc.JFCE = cfg.JFCE.p
+	}
+	p, err := ctx.Raw().NewJFC(pc)
+	if err != nil {
+		return nil, opErr("create jfc", err)
+	}
+	j.p = p
+	if cfg.JFCE != nil {
+		cfg.JFCE.mu.Lock()
+		cfg.JFCE.jfcs++
+		cfg.JFCE.mu.Unlock()
+	}
+	return j, nil
+}
+
+// Poll moves up to len(crs) completion records into crs and returns how
+// many (urma_poll_jfc). It never blocks and does not allocate.
+func (j *JFC) Poll(crs []CR) (int, error) {
+	n, err := j.p.Poll(crs)
+	if err != nil {
+		return n, opErr("poll jfc", err)
+	}
+	return n, nil
+}
+
+// Rearm asks for one event on the JFCE for the next record, or with
+// solicitedOnly for the next solicited or failed one (urma_rearm_jfc). It
+// fails with urma.ErrAgain while unread records remain: poll them first.
+func (j *JFC) Rearm(solicitedOnly bool) error {
+	if err := j.p.Rearm(solicitedOnly); err != nil {
+		return opErr("rearm jfc", err)
+	}
+	return nil
+}
+
+// Wait waits for an event of this JFC when it is the only JFC on its JFCE;
+// with a shared JFCE use JFCE.Wait. The event is acked by Wait itself.
+func (j *JFC) Wait(timeout time.Duration) error {
+	if j.jfce == nil {
+		return opErr("wait jfc", provider.Errorf(urma.ErrInvalid, "jfc has no jfce (polling mode)"))
+	}
+	j.jfce.mu.Lock()
+	shared := j.jfce.jfcs > 1
+	j.jfce.mu.Unlock()
+	if shared {
+		return opErr("wait jfc", provider.Errorf(urma.ErrInvalid, "jfce is shared by several jfcs; use JFCE.Wait"))
+	}
+	var out [1]*JFC
+	if _, err := j.jfce.Wait(timeout, out[:]); err != nil {
+		return err
+	}
+	return j.Ack(1)
+}
+
+// Ack acknowledges n events JFCE.Wait returned for this JFC (urma_ack_jfc).
+func (j *JFC) Ack(n int) error {
+	if err := j.p.Ack(n); err != nil {
+		return opErr("ack jfc", err)
+	}
+	return nil
+}
+
+// Modify changes the moderation settings (urma_modify_jfc).
+func (j *JFC) Modify(count int, period time.Duration) error {
+	if err := j.p.Modify(count, period); err != nil {
+		return opErr("modify jfc", err)
+	}
+	return nil
+}
+
+// Depth is the queue's depth.
+func (j *JFC) Depth() int { return j.p.Depth() }
+
+// Raw returns the provider's JFC.
+func (j *JFC) Raw() provider.JFC { return j.p }
+
+// Close deletes the JFC. It fails with urma.ErrBusy while queues use it or
+// events are unacknowledged. Idempotent and nil-safe.
+func (j *JFC) Close() error {
+	if j == nil {
+		return nil
+	}
+	return j.closer.close("delete jfc", func() error {
+		if err := j.p.Close(); err != nil {
+			return err
+		}
+		if j.jfce != nil {
+			j.jfce.mu.Lock()
+			j.jfce.jfcs--
+			j.jfce.mu.Unlock()
+		}
+		return nil
+	})
+}

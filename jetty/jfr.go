@@ -1,0 +1,143 @@
+package jetty
+
+import (
+	"sync"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// JFRConfig configures a JFR or a Jetty's own receive queue. JFC is
+// required. Zero fields take defaults: Depth DefaultDepth, Mode RM, MaxSGE
+// the smaller of DefaultMaxSGE and the device's limit, TokenPolicy NONE.
+type JFRConfig struct {
+	Depth       int
+	Mode        Mode
+	MaxSGE      int
+	TokenPolicy provider.TokenPolicy
+	// Token is the secret importers must present under PLAIN_TEXT.
+	Token uint32
+	JFC   *JFC
+}
+
+func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, error) {
+	if c.JFC == nil {
+		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "JFC is required")
+	}
+	if c.Depth < 0 || c.MaxSGE < 0 {
+		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "negative depth or sge count")
+	}
+	switch c.TokenPolicy {
+	case provider.TokenNone:
+	case provider.TokenPlainText:
+		if c.Token == 0 {
+			return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "token policy PLAIN_TEXT needs a non-zero token")
+		}
+	default:
+		return provider.JFRConfig{}, provider.Errorf(urma.ErrNotSupported, "token policy %v", c.TokenPolicy)
+	}
+	attr := ctx.Device().Attr()
+	pc := provider.JFRConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, TokenPolicy: c.TokenPolicy,
+		Token: c.Token, JFC: c.JFC.p, Owner: owner}
+	if pc.Depth == 0 {
+		pc.Depth = min(DefaultDepth, attr.MaxJFRDepth)
+	}
+	if pc.Mode == 0 {
+		pc.Mode = RM
+	}
+	if pc.MaxSGE == 0 {
+		pc.MaxSGE = min(DefaultMaxSGE, attr.MaxJFRSGE)
+	}
+	return pc, nil
+}
+
+// receiver is the receive side shared by JFR and Jetty.
+type receiver struct {
+	post func([]RecvWR) (int, error)
+	kind string
+	mu   sync.Mutex
+	one  [1]RecvWR
+	sge  [1]SGE
+}
+
+// PostRecv queues receive requests (urma_post_jfr_wr). On error it returns a
+// *PostError like Post. PostRecv keeps no reference to wrs.
+func (r *receiver) PostRecv(wrs []RecvWR) error {
+	n, err := r.post(wrs)
+	if err != nil {
+		return &PostError{Op: r.kind + " post recv", Index: n, Err: err}
+	}
+	return nil
+}
+
+// Recv queues one receive into buf (urma_recv).
+func (r *receiver) Recv(buf SGE, userCtx uint64) error {
+	r.mu.Lock()
+	r.sge[0] = buf
+	r.one[0] = RecvWR{UserCtx: userCtx, Local: r.sge[:]}
+	n, err := r.post(r.one[:])
+	r.one[0], r.sge[0] = RecvWR{}, SGE{}
+	r.mu.Unlock()
+	if err != nil {
+		return &PostError{Op: r.kind + " recv", Index: n, Err: err}
+	}
+	return nil
+}
+
+// JFR is a receive queue (urma_jfr_t).
+type JFR struct {
+	receiver
+	p      provider.JFR
+	closer closer
+}
+
+// NewJFR creates a receive queue.
+func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
+	if ctx == nil {
+		return nil, opErr("create jfr", provider.Errorf(urma.ErrInvalid, "nil context"))
+	}
+	j := &JFR{}
+	pc, err := cfg.provider(ctx, j)
+	if err != nil {
+		return nil, opErr("create jfr", err)
+	}
+	p, err := ctx.Raw().NewJFR(pc)
+	if err != nil {
+		return nil, opErr("create jfr", err)
+	}
+	j.p = p
+	j.receiver.post, j.receiver.kind = p.PostRecv, "jfr"
+	return j, nil
+}
+
+// Descriptor returns what a peer needs to import this JFR.
+func (j *JFR) Descriptor() Descriptor { return j.p.Desc() }
+
+// Query returns the queue's id, state, mode, depth and occupancy.
+func (j *JFR) Query() (Attr, error) {
+	a, err := j.p.Query()
+	if err != nil {
+		return a, opErr("jfr query", err)
+	}
+	return a, nil
+}
+
+// Modify changes the JFR's state.
+func (j *JFR) Modify(st State) error {
+	if err := j.p.Modify(st); err != nil {
+		return opErr("jfr modify", err)
+	}
+	return nil
+}
+
+// Raw returns the provider's JFR.
+func (j *JFR) Raw() provider.JFR { return j.p }
+
+// Close deletes the JFR; it fails with urma.ErrBusy while a Jetty shares
+// it or an async event it raised is unacknowledged. Idempotent and nil-safe.
+func (j *JFR) Close() error {
+	if j == nil {
+		return nil
+	}
+	return j.closer.close("delete jfr", j.p.Close)
+}

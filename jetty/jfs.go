@@ -1,0 +1,104 @@
+package jetty
+
+import (
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// Queue defaults, used where a config leaves a field zero.
+const (
+	DefaultDepth      = 256
+	DefaultMaxSGE     = 4
+	DefaultRNRRetry   = 6
+	DefaultRNRTimeout = 10 * time.Millisecond
+)
+
+// JFSConfig configures a JFS or the send side of a Jetty. JFC is required.
+// Zero fields take defaults: Depth DefaultDepth, Mode RM, MaxSGE the smaller
+// of DefaultMaxSGE and the device's limit, RNRRetry DefaultRNRRetry (a
+// negative value means no retry, 7 retries forever), RNRTimeout
+// DefaultRNRTimeout.
+type JFSConfig struct {
+	Depth      int
+	Mode       Mode
+	MaxSGE     int
+	MaxInline  int
+	RNRRetry   int
+	RNRTimeout time.Duration
+	JFC        *JFC
+}
+
+func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, error) {
+	if c.JFC == nil {
+		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "JFC is required")
+	}
+	if c.Depth < 0 || c.MaxSGE < 0 || c.MaxInline < 0 || c.RNRTimeout < 0 {
+		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "negative depth, sge, inline or rnr timeout")
+	}
+	attr := ctx.Device().Attr()
+	pc := provider.JFSConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, MaxInline: c.MaxInline,
+		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: c.JFC.p, Owner: owner}
+	if pc.Depth == 0 {
+		pc.Depth = min(DefaultDepth, attr.MaxJFSDepth)
+	}
+	if pc.Mode == 0 {
+		pc.Mode = RM
+	}
+	if pc.MaxSGE == 0 {
+		pc.MaxSGE = min(DefaultMaxSGE, attr.MaxJFSSGE)
+	}
+	switch {
+	case pc.RNRRetry == 0:
+		pc.RNRRetry = DefaultRNRRetry
+	case pc.RNRRetry < 0:
+		pc.RNRRetry = 0
+	case pc.RNRRetry > 7:
+		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "RNRRetry %d > 7", pc.RNRRetry)
+	}
+	if pc.RNRTimeout == 0 {
+		pc.RNRTimeout = DefaultRNRTimeout
+	}
+	return pc, nil
+}
+
+// JFS is a send queue (urma_jfs_t). In RM mode one JFS reaches every
+// imported JFR; in UM mode it sends messages only.
+type JFS struct {
+	sender
+	closer closer
+}
+
+// NewJFS creates a send queue. RC mode needs a Jetty (see NewJetty).
+func NewJFS(ctx *urma.Context, cfg JFSConfig) (*JFS, error) {
+	if ctx == nil {
+		return nil, opErr("create jfs", provider.Errorf(urma.ErrInvalid, "nil context"))
+	}
+	if cfg.Mode == RC {
+		return nil, opErr("create jfs", provider.Errorf(urma.ErrInvalid, "RC mode needs a Jetty bound with Bind, not a JFS"))
+	}
+	j := &JFS{}
+	pc, err := cfg.provider(ctx, j)
+	if err != nil {
+		return nil, opErr("create jfs", err)
+	}
+	p, err := ctx.Raw().NewJFS(pc)
+	if err != nil {
+		return nil, opErr("create jfs", err)
+	}
+	j.sender.p, j.sender.kind = p, "jfs"
+	return j, nil
+}
+
+// Raw returns the provider's JFS.
+func (j *JFS) Raw() provider.JFS { return j.sender.p.(provider.JFS) }
+
+// Close deletes the JFS (urma_delete_jfs). It fails with urma.ErrBusy while
+// an async event it raised is unacknowledged. Idempotent and nil-safe.
+func (j *JFS) Close() error {
+	if j == nil {
+		return nil
+	}
+	return j.closer.close("delete jfs", j.sender.p.Close)
+}

@@ -1,0 +1,61 @@
+package jetty
+
+import (
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// Remote is an imported remote JFR or Jetty (urma_target_jetty_t). Put it in
+// WR.Target, or pass it to the helpers.
+type Remote struct {
+	p      provider.Remote
+	closer closer
+}
+
+// ImportJFR imports a peer's JFR (urma_import_jfr); under PLAIN_TEXT the
+// token must match.
+func ImportJFR(ctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	return importRemote(ctx, desc, token, provider.KindJFR)
+}
+
+// ImportJetty imports a peer's Jetty (urma_import_jetty).
+func ImportJetty(ctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	return importRemote(ctx, desc, token, provider.KindJetty)
+}
+
+func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind provider.JettyKind) (*Remote, error) {
+	op := "import " + kind.String()
+	if ctx == nil {
+		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "nil context"))
+	}
+	if err := desc.Validate(); err != nil {
+		return nil, opErr(op, err)
+	}
+	if desc.Kind != kind {
+		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "descriptor names a %v", desc.Kind))
+	}
+	p, err := ctx.Raw().Import(desc, token)
+	if err != nil {
+		return nil, &urma.OpError{Op: op, Obj: desc.String(), Err: err}
+	}
+	return &Remote{p: p}, nil
+}
+
+// Desc returns the descriptor the remote was imported from.
+func (r *Remote) Desc() Descriptor { return r.p.Desc() }
+
+// RawRemote returns the provider's handle; it lets providers see through a
+// *Remote placed in WR.Target.
+func (r *Remote) RawRemote() provider.Remote { return r.p }
+
+// Unimport releases the remote (urma_unimport_jfr / urma_unimport_jetty).
+// Idempotent and nil-safe.
+func (r *Remote) Unimport() error {
+	if r == nil {
+		return nil
+	}
+	return r.closer.close("unimport", r.p.Close)
+}
+
+// Close is Unimport, for io.Closer.
+func (r *Remote) Close() error { return r.Unimport() }

@@ -1,0 +1,180 @@
+package jetty
+
+import (
+	"sync"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// sender is the send side shared by JFS and Jetty. Its methods are promoted
+// to both.
+type sender struct {
+	p    provider.Sender
+	kind string
+	// mu guards the scratch request the helpers build, so that a helper call
+	// allocates nothing.
+	mu  sync.Mutex
+	one [1]WR
+	sge [1]SGE
+}
+
+// Post queues a batch of work requests (urma_post_jfs_wr). On error it
+// returns a *PostError: requests before its Index were queued, the rest were
+// not. A full queue is urma.ErrAgain: poll completions and post the rest.
+// Post keeps no reference to wrs.
+func (s *sender) Post(wrs []WR) error {
+	n, err := s.p.Post(wrs)
+	if err != nil {
+		return &PostError{Op: s.kind + " post", Index: n, Err: err}
+	}
+	return nil
+}
+
+// Flush returns WR_FLUSH_ERR records for the requests still queued, after
+// the queue went to StateError (urma_flush_jfs / urma_flush_jetty).
+func (s *sender) Flush(crs []CR) (int, error) {
+	n, err := s.p.Flush(crs)
+	if err != nil {
+		return n, opErr(s.kind+" flush", err)
+	}
+	return n, nil
+}
+
+// Advise prepares the path to a remote JFR or Jetty (urma_advise_jfr). It is
+// required on IB transport before the first request to it in RM mode and
+// harmless elsewhere.
+func (s *sender) Advise(r *Remote) error {
+	if r == nil {
+		return opErr(s.kind+" advise", provider.Errorf(urma.ErrInvalid, "nil remote"))
+	}
+	if err := s.p.Advise(r.p); err != nil {
+		return opErr(s.kind+" advise", err)
+	}
+	return nil
+}
+
+// Unadvise undoes Advise.
+func (s *sender) Unadvise(r *Remote) error {
+	if r == nil {
+		return opErr(s.kind+" unadvise", provider.Errorf(urma.ErrInvalid, "nil remote"))
+	}
+	if err := s.p.Unadvise(r.p); err != nil {
+		return opErr(s.kind+" unadvise", err)
+	}
+	return nil
+}
+
+// Query returns the queue's id, state, mode, depth and occupancy.
+func (s *sender) Query() (Attr, error) {
+	a, err := s.p.Query()
+	if err != nil {
+		return a, opErr(s.kind+" query", err)
+	}
+	return a, nil
+}
+
+// Modify changes the queue's state: to StateError, or from StateError to
+// StateReset and then StateReady to use it again.
+func (s *sender) Modify(st State) error {
+	if err := s.p.Modify(st); err != nil {
+		return opErr(s.kind+" modify", err)
+	}
+	return nil
+}
+
+// postOne posts the scratch request built by fill.
+func (s *sender) postOne(op Opcode, to *Remote, flags Flags, userCtx uint64, fill func(w *WR)) error {
+	s.mu.Lock()
+	w := &s.one[0]
+	*w = WR{Opcode: op, Flags: flags | Signaled, UserCtx: userCtx}
+	if to != nil {
+		w.Target = to.p
+	}
+	fill(w)
+	n, err := s.p.Post(s.one[:])
+	*w = WR{}
+	s.sge[0] = SGE{}
+	s.mu.Unlock()
+	if err != nil {
+		return &PostError{Op: s.kind + " " + op.String(), Index: n, Err: err}
+	}
+	return nil
+}
+
+// Write posts a signaled WRITE of src (local) to dst (remote). to may be nil
+// on a Jetty bound in RC mode. flags can add Fence, Solicited or Inline.
+func (s *sender) Write(to *Remote, dst, src SGE, flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpWrite, to, flags, userCtx, func(w *WR) {
+		s.sge[0] = src
+		w.Local, w.Remote = s.sge[:], dst
+	})
+}
+
+// WriteImm posts a signaled WRITE_IMM: the data lands in dst and the target
+// consumes a receive whose record carries imm.
+func (s *sender) WriteImm(to *Remote, dst, src SGE, imm uint64, flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpWriteImm, to, flags, userCtx, func(w *WR) {
+		s.sge[0] = src
+		w.Local, w.Remote, w.Imm = s.sge[:], dst, imm
+	})
+}
+
+// Read posts a signaled READ of src (remote) into dst (local).
+func (s *sender) Read(from *Remote, dst, src SGE, flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpRead, from, flags, userCtx, func(w *WR) {
+		s.sge[0] = dst
+		w.Local, w.Remote = s.sge[:], src
+	})
+}
+
+// Send posts a signaled SEND of src to the remote JFR or Jetty.
+func (s *sender) Send(to *Remote, src SGE, flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpSend, to, flags, userCtx, func(w *WR) {
+		s.sge[0] = src
+		w.Local = s.sge[:]
+	})
+}
+
+// SendImm posts a signaled SEND_IMM; the receiver's record carries imm.
+func (s *sender) SendImm(to *Remote, src SGE, imm uint64, flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpSendImm, to, flags, userCtx, func(w *WR) {
+		s.sge[0] = src
+		w.Local, w.Imm = s.sge[:], imm
+	})
+}
+
+// CAS posts a signaled compare-and-swap on the 8 aligned bytes at dst
+// (remote): if they equal compare they become swap. The old value lands in
+// result (8 local bytes, host byte order). A helper: URMA has CAS only as an
+// opcode of a posted request.
+func (s *sender) CAS(to *Remote, dst, result SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpCAS, to, flags, userCtx, func(w *WR) {
+		s.sge[0] = result
+		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], dst, compare, swap
+	})
+}
+
+// FAA posts a signaled fetch-and-add of add to the 8 aligned bytes at dst;
+// the old value lands in result. A helper over the FADD opcode.
+func (s *sender) FAA(to *Remote, dst, result SGE, add uint64, flags Flags, userCtx uint64) error {
+	return s.Atomic(provider.OpFAdd, to, dst, result, add, flags, userCtx)
+}
+
+// Atomic posts a signaled SWAP, FADD, FSUB, FAND, FOR or FXOR with operand on
+// the 8 aligned bytes at dst; the old value lands in result.
+func (s *sender) Atomic(op Opcode, to *Remote, dst, result SGE, operand uint64, flags Flags, userCtx uint64) error {
+	if !op.IsAtomic() || op == provider.OpCAS {
+		return &PostError{Op: s.kind + " atomic", Err: provider.Errorf(urma.ErrInvalid,
+			"%v is not a single-operand atomic (use CAS for compare-and-swap)", op)}
+	}
+	return s.postOne(op, to, flags, userCtx, func(w *WR) {
+		s.sge[0] = result
+		w.Local, w.Remote, w.Operand = s.sge[:], dst, operand
+	})
+}
+
+// NOP posts a signaled NOP, which completes after the requests before it.
+func (s *sender) NOP(flags Flags, userCtx uint64) error {
+	return s.postOne(provider.OpNOP, nil, flags, userCtx, func(*WR) {})
+}

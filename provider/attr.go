@@ -1,0 +1,179 @@
+package provider
+
+import (
+	"fmt"
+	"time"
+)
+
+// AtomicOps is the set of atomic opcodes a device executes, bit
+// (op - OpCAS) per opcode.
+type AtomicOps uint16
+
+// AtomicOpsOf builds the set from opcodes.
+func AtomicOpsOf(ops ...Opcode) AtomicOps {
+	var a AtomicOps
+	for _, op := range ops {
+		if op.IsAtomic() {
+			a |= 1 << (op - OpCAS)
+		}
+	}
+	return a
+}
+
+// Has reports whether op is in the set.
+func (a AtomicOps) Has(op Opcode) bool { return op.IsAtomic() && a&(1<<(op-OpCAS)) != 0 }
+
+// String lists the opcodes.
+func (a AtomicOps) String() string {
+	s := ""
+	for op := OpCAS; op <= OpFXor; op++ {
+		if a.Has(op) {
+			if s != "" {
+				s += ","
+			}
+			s += op.String()
+		}
+	}
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// PortState is the state of a device port.
+type PortState uint8
+
+// Port states, as urma_port_state_t.
+const (
+	PortNoState PortState = iota
+	PortDown
+	PortInit
+	PortArmed
+	PortActive
+	PortActiveDefer
+)
+
+// String returns the state's name.
+func (s PortState) String() string {
+	names := []string{"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return fmt.Sprintf("PortState(%d)", uint8(s))
+}
+
+// PortAttr describes one port of a device.
+type PortAttr struct {
+	State PortState
+	// MTU is the active MTU in bytes.
+	MTU int
+	// SpeedMbps is the active speed, 0 when not meaningful (loopback).
+	SpeedMbps uint64
+}
+
+// DeviceAttr holds a device's capabilities (the part of urma_device_attr_t
+// that applies to every provider).
+type DeviceAttr struct {
+	// Transport is "loopback", "InfiniBand", "RoCE", "iWARP", ...
+	Transport string
+	GUID      uint64
+	MaxJFC    int
+	MaxJFS    int
+	MaxJFR    int
+	MaxJetty  int
+	// MaxJFCDepth, MaxJFSDepth and MaxJFRDepth bound the queue depths.
+	MaxJFCDepth int
+	MaxJFSDepth int
+	MaxJFRDepth int
+	// MaxJFSSGE and MaxJFRSGE bound the SGEs per send and receive request.
+	MaxJFSSGE int
+	MaxJFRSGE int
+	// MaxInline is the largest FlagInline payload.
+	MaxInline int
+	// MaxMsgSize is the largest message or one-sided transfer.
+	MaxMsgSize uint64
+	// AtomicOps lists the atomic opcodes, AtomicSize their operand size in bytes.
+	AtomicOps  AtomicOps
+	AtomicSize int
+	// Modes is the set of transport modes (RM|RC|UM).
+	Modes TransportMode
+	// MaxEIDs is the size of the EID table.
+	MaxEIDs int
+	Ports   []PortAttr
+}
+
+// SupportsMode reports whether m is in Modes.
+func (a *DeviceAttr) SupportsMode(m TransportMode) bool { return a.Modes&m != 0 }
+
+// SegmentConfig configures Alloc and Register.
+type SegmentConfig struct {
+	Access      Access
+	TokenPolicy TokenPolicy
+	// Token is the secret a peer must present at import (PLAIN_TEXT).
+	Token uint32
+	// TokenID, when non-zero, is a token id from AllocTokenID shared with
+	// other segments; zero lets the provider allocate one for the segment.
+	TokenID uint32
+	// HugePages asks Alloc for huge pages, falling back to normal pages.
+	HugePages bool
+}
+
+// JFCConfig configures a JFC.
+type JFCConfig struct {
+	Depth int
+	// JFCE, when set, enables event mode.
+	JFCE JFCE
+	// ModerationCount and ModerationPeriod coalesce events; a provider that
+	// cannot moderate accepts and ignores them.
+	ModerationCount  int
+	ModerationPeriod time.Duration
+	// Owner is returned in async events and by JFCE.Wait; the SDK sets it to
+	// its own wrapper.
+	Owner any
+}
+
+// JFSConfig configures a JFS, or the send side of a Jetty.
+type JFSConfig struct {
+	Depth     int
+	Mode      TransportMode
+	MaxSGE    int
+	MaxInline int
+	// RNRRetry is how often a send is retried while the target has no
+	// receive posted; 7 retries forever, as on verbs.
+	RNRRetry int
+	// RNRTimeout is the pause between retries.
+	RNRTimeout time.Duration
+	JFC        JFC
+	Owner      any
+}
+
+// JFRConfig configures a JFR.
+type JFRConfig struct {
+	Depth       int
+	Mode        TransportMode
+	MaxSGE      int
+	TokenPolicy TokenPolicy
+	Token       uint32
+	JFC         JFC
+	Owner       any
+}
+
+// JettyConfig configures a Jetty: a send queue plus either its own receive
+// queue (Recv) or a shared JFR.
+type JettyConfig struct {
+	Send JFSConfig
+	// SharedJFR, when set, is used instead of creating one from Recv.
+	SharedJFR JFR
+	Recv      JFRConfig
+	Owner     any
+}
+
+// QueueAttr is what Query returns for a JFS, JFR or Jetty.
+type QueueAttr struct {
+	ID    JettyID
+	State State
+	Mode  TransportMode
+	Depth int
+	// Outstanding is the number of requests holding a queue slot.
+	Outstanding int
+}

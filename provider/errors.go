@@ -1,0 +1,138 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// Status is a URMA status code (urma_status_t): 0 for success, a positive
+// errno value, or StatusFail. A Status is an error, so providers and the SDK
+// return the sentinels below and wrap them in *OpError.
+type Status int32
+
+// URMA status values. The errno-valued ones carry the Linux errno numbers, as
+// urma_status_t does.
+const (
+	StatusSuccess      Status = 0
+	StatusAgain        Status = Status(syscall.EAGAIN)
+	StatusNoMemory     Status = Status(syscall.ENOMEM)
+	StatusPermission   Status = Status(syscall.EPERM)
+	StatusTimeout      Status = Status(syscall.ETIMEDOUT)
+	StatusInvalid      Status = Status(syscall.EINVAL)
+	StatusExist        Status = Status(syscall.EEXIST)
+	StatusInProgress   Status = Status(syscall.EINPROGRESS)
+	StatusFail         Status = 0x1000
+	StatusNotSupported Status = Status(syscall.EOPNOTSUPP)
+	StatusNotFound     Status = Status(syscall.ENOENT)
+	StatusBusy         Status = Status(syscall.EBUSY)
+	StatusClosed       Status = Status(syscall.EBADF)
+	StatusBadState     Status = Status(syscall.EBADFD)
+	StatusRange        Status = Status(syscall.ERANGE)
+)
+
+// The sentinel errors. Every error the SDK returns wraps one of them, so
+// errors.Is(err, urma.ErrAgain) works whatever the provider.
+var (
+	// ErrNotSupported is the root of everything a provider or device cannot do.
+	ErrNotSupported error = StatusNotSupported
+	ErrAgain        error = StatusAgain
+	ErrNoMemory     error = StatusNoMemory
+	ErrPermission   error = StatusPermission
+	ErrTimeout      error = StatusTimeout
+	ErrInvalid      error = StatusInvalid
+	ErrExist        error = StatusExist
+	ErrInProgress   error = StatusInProgress
+	ErrFail         error = StatusFail
+	ErrNotFound     error = StatusNotFound
+	ErrBusy         error = StatusBusy
+	ErrClosed       error = StatusClosed
+	ErrBadState     error = StatusBadState
+	ErrRange        error = StatusRange
+)
+
+var statusText = map[Status]string{
+	StatusSuccess:      "success",
+	StatusAgain:        "resource temporarily unavailable",
+	StatusNoMemory:     "out of memory",
+	StatusPermission:   "permission denied",
+	StatusTimeout:      "timed out",
+	StatusInvalid:      "invalid argument",
+	StatusExist:        "already exists",
+	StatusInProgress:   "in progress",
+	StatusFail:         "failed",
+	StatusNotSupported: "not supported",
+	StatusNotFound:     "not found",
+	StatusBusy:         "busy",
+	StatusClosed:       "closed",
+	StatusBadState:     "object in wrong state",
+	StatusRange:        "out of range",
+}
+
+// Error returns the text of the status.
+func (s Status) Error() string {
+	if t, ok := statusText[s]; ok {
+		return t
+	}
+	return fmt.Sprintf("urma status %d", int32(s))
+}
+
+// Is lets errors.Is match a Status against the syscall.Errno of the same
+// value, so callers that think in errno terms are served too.
+func (s Status) Is(target error) bool {
+	var e syscall.Errno
+	if errors.As(target, &e) {
+		return s != StatusFail && int32(e) == int32(s)
+	}
+	return false
+}
+
+// OpError is the error of a failed operation: which operation, on what, and
+// the underlying error, normally one of the sentinels.
+type OpError struct {
+	Op  string // e.g. "segment import", "jfs post"
+	Obj string // optional object description, e.g. "jfs 3"
+	Err error
+}
+
+// Error formats the operation, the object and the cause.
+func (e *OpError) Error() string {
+	if e.Obj != "" {
+		return "urma: " + e.Op + " " + e.Obj + ": " + e.Err.Error()
+	}
+	return "urma: " + e.Op + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause, so errors.Is and errors.As see the status.
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Errorf wraps a sentinel with a detail message: errors.Is(err, sentinel) holds
+// and the text reads "detail: sentinel text".
+func Errorf(sentinel error, format string, args ...any) error {
+	return &detailError{msg: fmt.Sprintf(format, args...), err: sentinel}
+}
+
+type detailError struct {
+	msg string
+	err error
+}
+
+func (e *detailError) Error() string { return e.msg + ": " + e.err.Error() }
+func (e *detailError) Unwrap() error { return e.err }
+
+// StatusOf returns the URMA status an error carries: StatusSuccess for nil,
+// the wrapped Status when there is one, StatusFail otherwise.
+func StatusOf(err error) Status {
+	if err == nil {
+		return StatusSuccess
+	}
+	var s Status
+	if errors.As(err, &s) {
+		return s
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return Status(e)
+	}
+	return StatusFail
+}

@@ -1,0 +1,123 @@
+package provider
+
+import "fmt"
+
+// MemRef is a local segment or an imported target segment, as an SGE names it.
+type MemRef interface {
+	Desc() SegmentDesc
+}
+
+// SGE is one scatter/gather element: Len bytes at virtual address Addr inside
+// the segment Seg. Addr is an address in the segment owner's address space,
+// between Seg.Desc().VA and VA+Len.
+type SGE struct {
+	Seg  MemRef
+	Addr uint64
+	Len  uint32
+}
+
+// WR is a send-side work request (urma_jfs_wr_t).
+//
+// Which fields an opcode uses:
+//   - WRITE, WRITE_IMM: Local (gather) or Inline, Remote, Imm for WRITE_IMM.
+//   - READ: Local (scatter), Remote.
+//   - CAS: Local (8 bytes receive the old value), Remote (8 bytes, aligned),
+//     Compare, Operand (the swap value).
+//   - SWAP, FADD, FSUB, FAND, FOR, FXOR: Local, Remote, Operand.
+//   - SEND, SEND_IMM: Local or Inline, Imm for SEND_IMM.
+//   - NOP: nothing.
+//
+// Target names the imported JFR or Jetty that a request goes to; it may be
+// nil on a Jetty bound in RC mode, which always uses the bound remote.
+type WR struct {
+	Opcode  Opcode
+	Flags   WRFlags
+	UserCtx uint64
+	Target  Remote
+	Local   []SGE
+	Remote  SGE
+	Inline  []byte
+	Imm     uint64
+	Compare uint64
+	Operand uint64
+}
+
+// DataLen is the number of bytes the request carries: the inline data's
+// length, or the sum of the local SGE lengths.
+func (w *WR) DataLen() uint64 {
+	if w.Flags&FlagInline != 0 {
+		return uint64(len(w.Inline))
+	}
+	var n uint64
+	for i := range w.Local {
+		n += uint64(w.Local[i].Len)
+	}
+	return n
+}
+
+// RecvWR is a receive work request (urma_jfr_wr_t): the buffers an incoming
+// message is scattered into, in order.
+type RecvWR struct {
+	UserCtx uint64
+	Local   []SGE
+}
+
+// CR is a completion record (urma_cr_t).
+type CR struct {
+	Status CRStatus
+	// Opcode is the work request's opcode for send-side records; for
+	// receive-side records (Flags has CRFlagRecv) it is SEND, SEND_IMM,
+	// SEND_INVALIDATE or WRITE_IMM, as urma_cr_opcode_t distinguishes.
+	Opcode Opcode
+	Flags  CRFlags
+	// Len is completion_len: bytes received, or bytes moved by a send-side
+	// request.
+	Len     uint32
+	UserCtx uint64
+	// LocalID is the id of the JFS, JFR or Jetty the record belongs to.
+	LocalID uint32
+	// RemoteID is the sender of a received message, or the target of a
+	// send-side request.
+	RemoteID JettyID
+	Imm      uint64
+}
+
+// OK reports whether the record has status SUCCESS.
+func (c *CR) OK() bool { return c.Status == CRSuccess }
+
+// Err returns nil for SUCCESS, or an error that errors.As finds a *CRError in.
+func (c *CR) Err() error {
+	if c.Status == CRSuccess {
+		return nil
+	}
+	return &CRError{Status: c.Status, Opcode: c.Opcode, UserCtx: c.UserCtx}
+}
+
+// String is a readable one-line form.
+func (c CR) String() string {
+	side := "send"
+	if c.Flags&CRFlagRecv != 0 {
+		side = "recv"
+	}
+	s := fmt.Sprintf("cr{%s %v %v len=%d ctx=%#x local=%d remote=%v", side, c.Opcode, c.Status,
+		c.Len, c.UserCtx, c.LocalID, c.RemoteID)
+	if c.Flags&CRFlagImm != 0 {
+		s += fmt.Sprintf(" imm=%#x", c.Imm)
+	}
+	if c.Flags&CRFlagSolicited != 0 {
+		s += " solicited"
+	}
+	return s + "}"
+}
+
+// CRError is the error form of a failed completion record.
+type CRError struct {
+	Status  CRStatus
+	Opcode  Opcode
+	UserCtx uint64
+}
+
+// Error names the status, opcode and user context.
+func (e *CRError) Error() string {
+	return fmt.Sprintf("urma: %v completed with %v (ctx %#x)", e.Opcode, e.Status, e.UserCtx)
+}

@@ -1,0 +1,277 @@
+package segment
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// Access is a set of access rights (URMA_ACCESS_* values).
+type Access = provider.Access
+
+// Access rights.
+const (
+	LocalOnly = provider.AccessLocalOnly
+	Read      = provider.AccessRead
+	Write     = provider.AccessWrite
+	Atomic    = provider.AccessAtomic
+)
+
+// TokenPolicy says how a token protects a segment.
+type TokenPolicy = provider.TokenPolicy
+
+// Token policies. Providers of this SDK implement NONE and PLAIN_TEXT.
+const (
+	TokenNone      = provider.TokenNone
+	TokenPlainText = provider.TokenPlainText
+)
+
+// Descriptor is what a peer needs to import a segment. It marshals to 48
+// bytes with MarshalBinary; UnmarshalBinary rejects malformed input.
+type Descriptor = provider.SegmentDesc
+
+// DescriptorSize is the length of a marshalled Descriptor.
+const DescriptorSize = provider.SegmentDescSize
+
+// SGE is a scatter/gather element: a range of a segment or target.
+type SGE = provider.SGE
+
+// Config configures Alloc and Register. Access must be set; the zero
+// TokenPolicy is TokenNone.
+type Config struct {
+	Access      Access
+	TokenPolicy TokenPolicy
+	// Token is the secret importers must present under TokenPlainText; it
+	// must be non-zero then.
+	Token uint32
+	// TokenID shares a token id from AllocTokenID; nil gives the segment its own.
+	TokenID *TokenID
+	// HugePages asks Alloc for huge pages, falling back to normal pages.
+	HugePages bool
+}
+
+func (c Config) provider() (provider.SegmentConfig, error) {
+	if err := c.Access.Validate(); err != nil {
+		return provider.SegmentConfig{}, err
+	}
+	switch c.TokenPolicy {
+	case TokenNone:
+	case TokenPlainText:
+		if c.Token == 0 {
+			return provider.SegmentConfig{}, provider.Errorf(urma.ErrInvalid, "token policy PLAIN_TEXT needs a non-zero token")
+		}
+	default:
+		return provider.SegmentConfig{}, provider.Errorf(urma.ErrNotSupported, "token policy %v", c.TokenPolicy)
+	}
+	pc := provider.SegmentConfig{Access: c.Access, TokenPolicy: c.TokenPolicy, Token: c.Token, HugePages: c.HugePages}
+	if c.TokenID != nil {
+		id, err := c.TokenID.value()
+		if err != nil {
+			return provider.SegmentConfig{}, err
+		}
+		pc.TokenID = id
+	}
+	return pc, nil
+}
+
+// Segment is registered local memory (urma_target_seg_t of a local segment).
+type Segment struct {
+	p        provider.Segment
+	closeOne sync.Once
+	closeErr error
+}
+
+// Alloc allocates size bytes of provider memory (off the Go heap, shareable
+// with other processes on providers that can) and registers it.
+func Alloc(ctx *urma.Context, size uint64, cfg Config) (*Segment, error) {
+	if ctx == nil {
+		return nil, &urma.OpError{Op: "segment alloc", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
+	}
+	if size == 0 {
+		return nil, &urma.OpError{Op: "segment alloc", Err: provider.Errorf(urma.ErrInvalid, "zero size")}
+	}
+	pc, err := cfg.provider()
+	if err != nil {
+		return nil, &urma.OpError{Op: "segment alloc", Err: err}
+	}
+	p, err := ctx.Raw().AllocSegment(size, pc)
+	if err != nil {
+		return nil, &urma.OpError{Op: "segment alloc", Err: err}
+	}
+	return &Segment{p: p}, nil
+}
+
+// Register registers caller memory (urma_register_seg). buf must not be
+// resized or freed while the segment is registered; the segment keeps a
+// reference to it.
+func Register(ctx *urma.Context, buf []byte, cfg Config) (*Segment, error) {
+	if ctx == nil {
+		return nil, &urma.OpError{Op: "segment register", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
+	}
+	if len(buf) == 0 {
+		return nil, &urma.OpError{Op: "segment register", Err: provider.Errorf(urma.ErrInvalid, "empty buffer")}
+	}
+	pc, err := cfg.provider()
+	if err != nil {
+		return nil, &urma.OpError{Op: "segment register", Err: err}
+	}
+	p, err := ctx.Raw().RegisterSegment(buf, pc)
+	if err != nil {
+		return nil, &urma.OpError{Op: "segment register", Err: err}
+	}
+	return &Segment{p: p}, nil
+}
+
+// Bytes returns the segment's memory. It is valid until Unregister.
+func (s *Segment) Bytes() []byte { return s.p.Bytes() }
+
+// Len is the segment's length in bytes.
+func (s *Segment) Len() uint64 { return s.p.Desc().Len }
+
+// VA is the segment's start address as peers address it.
+func (s *Segment) VA() uint64 { return s.p.Desc().VA }
+
+// Descriptor returns what a peer needs to import the segment.
+func (s *Segment) Descriptor() Descriptor { return s.p.Desc() }
+
+// Desc is Descriptor; it makes a *Segment usable as an SGE's Seg.
+func (s *Segment) Desc() Descriptor { return s.p.Desc() }
+
+// SGE returns the range [off, off+n) of the segment as a scatter/gather
+// element. The range is checked when a request using it executes.
+func (s *Segment) SGE(off uint64, n uint32) SGE {
+	return SGE{Seg: s.p, Addr: s.p.Desc().VA + off, Len: n}
+}
+
+// RawMem returns the provider's segment.
+func (s *Segment) RawMem() provider.MemRef { return s.p }
+
+// Raw returns the provider's segment, for provider-specific extensions.
+func (s *Segment) Raw() provider.Segment { return s.p }
+
+// Unregister unregisters the segment (urma_unregister_seg). Importers' later
+// accesses complete with REM_ACCESS_ABORT_ERR. Idempotent and nil-safe.
+func (s *Segment) Unregister() error {
+	if s == nil {
+		return nil
+	}
+	s.closeOne.Do(func() { s.closeErr = closeErr("segment unregister", s.p.Close()) })
+	return s.closeErr
+}
+
+// Close is Unregister, for io.Closer.
+func (s *Segment) Close() error { return s.Unregister() }
+
+// Target is an imported remote segment (urma_target_seg_t of an import).
+type Target struct {
+	p        provider.Target
+	closeOne sync.Once
+	closeErr error
+}
+
+// Import imports a peer's segment (urma_import_seg). Under TokenPlainText the
+// token must match the one the segment was registered with.
+func Import(ctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
+	if ctx == nil {
+		return nil, &urma.OpError{Op: "segment import", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
+	}
+	if err := desc.Validate(); err != nil {
+		return nil, &urma.OpError{Op: "segment import", Err: err}
+	}
+	p, err := ctx.Raw().ImportSegment(desc, token)
+	if err != nil {
+		return nil, &urma.OpError{Op: "segment import", Obj: desc.String(), Err: err}
+	}
+	return &Target{p: p}, nil
+}
+
+// Descriptor returns the descriptor the target was imported from.
+func (t *Target) Descriptor() Descriptor { return t.p.Desc() }
+
+// Desc is Descriptor; it makes a *Target usable as an SGE's Seg.
+func (t *Target) Desc() Descriptor { return t.p.Desc() }
+
+// Len is the remote segment's length.
+func (t *Target) Len() uint64 { return t.p.Desc().Len }
+
+// SGE returns the remote range [off, off+n).
+func (t *Target) SGE(off uint64, n uint32) SGE {
+	return SGE{Seg: t.p, Addr: t.p.Desc().VA + off, Len: n}
+}
+
+// RawMem returns the provider's target.
+func (t *Target) RawMem() provider.MemRef { return t.p }
+
+// Raw returns the provider's target.
+func (t *Target) Raw() provider.Target { return t.p }
+
+// Unimport releases the target (urma_unimport_seg). Idempotent and nil-safe.
+func (t *Target) Unimport() error {
+	if t == nil {
+		return nil
+	}
+	t.closeOne.Do(func() { t.closeErr = closeErr("segment unimport", t.p.Close()) })
+	return t.closeErr
+}
+
+// Close is Unimport, for io.Closer.
+func (t *Target) Close() error { return t.Unimport() }
+
+// TokenID is a token id that several segments can share (urma_alloc_token_id).
+type TokenID struct {
+	ctx  *urma.Context
+	id   uint32
+	mu   sync.Mutex
+	gone bool
+}
+
+// AllocTokenID allocates a token id.
+func AllocTokenID(ctx *urma.Context) (*TokenID, error) {
+	if ctx == nil {
+		return nil, &urma.OpError{Op: "alloc token id", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
+	}
+	id, err := ctx.Raw().AllocTokenID()
+	if err != nil {
+		return nil, &urma.OpError{Op: "alloc token id", Err: err}
+	}
+	return &TokenID{ctx: ctx, id: id}, nil
+}
+
+// ID is the numeric token id.
+func (t *TokenID) ID() uint32 { return t.id }
+
+func (t *TokenID) value() (uint32, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone {
+		return 0, provider.Errorf(urma.ErrClosed, "token id %d was freed", t.id)
+	}
+	return t.id, nil
+}
+
+// Free releases the token id (urma_free_token_id); it fails with ErrBusy
+// while segments use it. Idempotent and nil-safe.
+func (t *TokenID) Free() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gone {
+		return nil
+	}
+	if err := t.ctx.Raw().FreeTokenID(t.id); err != nil {
+		return &urma.OpError{Op: "free token id", Err: err}
+	}
+	t.gone = true
+	return nil
+}
+
+func closeErr(op string, err error) error {
+	if err == nil || errors.Is(err, urma.ErrClosed) {
+		return nil
+	}
+	return &urma.OpError{Op: op, Err: err}
+}

@@ -1,0 +1,57 @@
+package urma
+
+import "github.com/urma-go/sdk/provider"
+
+// Sentinel errors. Every error of the SDK wraps one of them; errors.Is works
+// the same with every provider. Each is also a Status, so errors.Is matches
+// the syscall.Errno of the same value.
+var (
+	// ErrNotSupported is the root of everything a provider or device cannot do.
+	ErrNotSupported = provider.ErrNotSupported
+	// ErrAgain: a queue is full or the operation must be retried.
+	ErrAgain = provider.ErrAgain
+	// ErrNoMemory: memory or a resource limit (RLIMIT_MEMLOCK) ran out.
+	ErrNoMemory = provider.ErrNoMemory
+	// ErrPermission: a wrong token, or access the segment does not grant.
+	ErrPermission = provider.ErrPermission
+	// ErrTimeout: a wait timed out.
+	ErrTimeout = provider.ErrTimeout
+	// ErrInvalid: a bad argument or configuration.
+	ErrInvalid = provider.ErrInvalid
+	// ErrExist: the object already exists.
+	ErrExist = provider.ErrExist
+	// ErrInProgress: an asynchronous operation has not finished.
+	ErrInProgress = provider.ErrInProgress
+	// ErrFail: URMA_FAIL, a failure without a more precise status.
+	ErrFail = provider.ErrFail
+	// ErrNotFound: no such device, EID, segment or jetty.
+	ErrNotFound = provider.ErrNotFound
+	// ErrBusy: the object is in use, e.g. it has unacknowledged events.
+	ErrBusy = provider.ErrBusy
+	// ErrClosed: the object or its context was closed.
+	ErrClosed = provider.ErrClosed
+	// ErrBadState: the queue is not in a state that allows the operation.
+	ErrBadState = provider.ErrBadState
+	// ErrRange: an address range lies outside its segment.
+	ErrRange = provider.ErrRange
+)
+
+// OpError is the error of a failed operation; it unwraps to the cause.
+type OpError = provider.OpError
+
+// CRError is the error form of a failed completion record.
+type CRError = provider.CRError
+
+// StatusOf returns the URMA status an error carries (StatusSuccess for nil,
+// StatusFail for errors without one).
+func StatusOf(err error) Status { return provider.StatusOf(err) }
+
+// SetLog installs a log function for messages at level or more severe; nil
+// turns logging off (the default).
+func SetLog(fn func(level LogLevel, msg string), level LogLevel) {
+	if fn == nil {
+		provider.SetLog(nil, level)
+		return
+	}
+	provider.SetLog(provider.LogFunc(fn), level)
+}
