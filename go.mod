@@ -1,6 +1,6 @@
 module github.com/urma-go/sdk
 
-go 1.26.8
+go 1.24
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
