@@ -1,0 +1,53 @@
+package loopback
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// mapping is a memfd-backed shared mapping. The fd is kept so that another
+// process can map the same pages later.
+type mapping struct {
+	fd  int
+	mem []byte
+}
+
+func pageRound(n uint64, page uint64) uint64 { return (n + page - 1) &^ (page - 1) }
+
+// newMapping creates a memfd of size bytes (rounded up to whole pages) and
+// maps it shared. With huge it tries huge pages first and falls back.
+func newMapping(name string, size uint64, huge bool) (*mapping, error) {
+	if huge {
+		if m, err := mapMemfd(name, pageRound(size, 2<<20), unix.MFD_HUGETLB); err == nil {
+			return m, nil
+		}
+	}
+	return mapMemfd(name, pageRound(size, uint64(unix.Getpagesize())), 0)
+}
+
+func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
+	fd, err := unix.MemfdCreate("urma-"+name, unix.MFD_CLOEXEC|flags)
+	if err != nil {
+		return nil, provider.Errorf(provider.ErrNoMemory, "memfd_create: %v", err)
+	}
+	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+		unix.Close(fd)
+		return nil, provider.Errorf(provider.ErrNoMemory, "ftruncate memfd to %d bytes: %v", size, err)
+	}
+	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, provider.Errorf(provider.ErrNoMemory, "mmap %d bytes: %v", size, err)
+	}
+	return &mapping{fd: fd, mem: mem}, nil
+}
+
+func (m *mapping) close() {
+	if m == nil || m.mem == nil {
+		return
+	}
+	_ = unix.Munmap(m.mem)
+	_ = unix.Close(m.fd)
+	m.mem = nil
+}

@@ -1,0 +1,95 @@
+package loopback
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// ring is a bounded multi-producer multi-consumer queue of fixed-size slots
+// in a shared mapping (Vyukov's design). Every slot starts with a sequence
+// word; producers and consumers agree on a slot through it, so the ring holds
+// no pointers and works between processes that map the same pages.
+//
+// Layout: [header: enqueue position | pad | dequeue position | pad][slots].
+type ring struct {
+	m        *mapping
+	slots    []byte
+	n        uint64
+	slotSize uint64
+	enq      *uint64
+	deq      *uint64
+}
+
+const ringHeader = 128
+
+func newRing(name string, n int, payload uintptr) (*ring, error) {
+	slotSize := (uint64(payload) + 8 + 63) &^ 63
+	m, err := newMapping(name, ringHeader+uint64(n)*slotSize, false)
+	if err != nil {
+		return nil, err
+	}
+	r := &ring{m: m, slots: m.mem[ringHeader:], n: uint64(n), slotSize: slotSize,
+		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
+	for i := uint64(0); i < r.n; i++ {
+		atomic.StoreUint64(r.seq(i), i)
+	}
+	return r, nil
+}
+
+func (r *ring) seq(pos uint64) *uint64 {
+	return (*uint64)(unsafe.Pointer(&r.slots[(pos%r.n)*r.slotSize]))
+}
+
+// payload returns the address of the slot's payload, past its sequence word.
+func (r *ring) payload(pos uint64) unsafe.Pointer {
+	return unsafe.Pointer(&r.slots[(pos%r.n)*r.slotSize+8])
+}
+
+// reserve claims the next free slot for writing; false when the ring is full.
+func (r *ring) reserve() (uint64, bool) {
+	for {
+		pos := atomic.LoadUint64(r.enq)
+		seq := atomic.LoadUint64(r.seq(pos))
+		switch d := int64(seq - pos); {
+		case d == 0:
+			if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
+				return pos, true
+			}
+		case d < 0:
+			return 0, false
+		}
+	}
+}
+
+// publish makes a reserved slot visible to consumers.
+func (r *ring) publish(pos uint64) { atomic.StoreUint64(r.seq(pos), pos+1) }
+
+// claim takes the oldest published slot for reading; false when empty.
+func (r *ring) claim() (uint64, bool) {
+	for {
+		pos := atomic.LoadUint64(r.deq)
+		seq := atomic.LoadUint64(r.seq(pos))
+		switch d := int64(seq - (pos + 1)); {
+		case d == 0:
+			if atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
+				return pos, true
+			}
+		case d < 0:
+			return 0, false
+		}
+	}
+}
+
+// release returns a claimed slot to producers.
+func (r *ring) release(pos uint64) { atomic.StoreUint64(r.seq(pos), pos+r.n) }
+
+// count is the number of reserved-but-not-claimed slots, exact when quiet.
+func (r *ring) count() int {
+	e, d := atomic.LoadUint64(r.enq), atomic.LoadUint64(r.deq)
+	if e < d {
+		return 0
+	}
+	return int(e - d)
+}
+
+func (r *ring) close() { r.m.close() }

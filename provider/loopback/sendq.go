@@ -1,0 +1,359 @@
+package loopback
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// pendingWR is a request that could not run yet (its target had no receive)
+// or that waits behind one; it owns copies of the caller's SGEs and inline
+// data, since Post keeps no reference to the caller's slices.
+type pendingWR struct {
+	wr  provider.WR
+	seq uint64
+	rem *remote
+	sge [maxSGE]provider.SGE
+	buf []byte
+}
+
+// sendq is the send side of a JFS or a Jetty. Requests run synchronously in
+// Post when nothing waits ahead of them; the mutex guards only this queue.
+type sendq struct {
+	ctx        *lbContext
+	id         uint32
+	mode       provider.TransportMode
+	depth      int
+	maxSGE     int
+	maxInline  int
+	rnrRetry   int
+	rnrTimeout time.Duration
+	jfc        *jfc
+	jetty      *jettyObj // nil for a JFS
+	src        eventSource
+	closed     atomic.Bool
+	// credited is the highest sequence whose slot is free again.
+	credited atomic.Uint64
+
+	mu      sync.Mutex
+	state   provider.State
+	head    uint64 // sequence of the last accepted request
+	pending []*pendingWR
+	retries int
+	timer   *time.Timer
+}
+
+func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
+	if cfg.Depth <= 0 || cfg.Depth > maxDepth {
+		return nil, provider.Errorf(provider.ErrInvalid, "jfs depth %d not in [1,%d]", cfg.Depth, maxDepth)
+	}
+	if cfg.MaxSGE <= 0 || cfg.MaxSGE > maxSGE {
+		return nil, provider.Errorf(provider.ErrInvalid, "jfs max sge %d not in [1,%d]", cfg.MaxSGE, maxSGE)
+	}
+	if cfg.MaxInline < 0 || cfg.MaxInline > maxInline {
+		return nil, provider.Errorf(provider.ErrInvalid, "jfs max inline %d not in [0,%d]", cfg.MaxInline, maxInline)
+	}
+	if !cfg.Mode.Valid() {
+		return nil, provider.Errorf(provider.ErrInvalid, "transport mode %v", cfg.Mode)
+	}
+	if cfg.RNRRetry < 0 || cfg.RNRRetry > 7 || cfg.RNRTimeout < 0 {
+		return nil, provider.Errorf(provider.ErrInvalid, "rnr retry %d / timeout %v", cfg.RNRRetry, cfg.RNRTimeout)
+	}
+	j, err := c.ownJFC(cfg.JFC)
+	if err != nil {
+		return nil, err
+	}
+	q := &sendq{ctx: c, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE, maxInline: cfg.MaxInline,
+		rnrRetry: cfg.RNRRetry, rnrTimeout: cfg.RNRTimeout, jfc: j, state: provider.StateReady}
+	if q.maxInline == 0 {
+		q.maxInline = maxInline
+	}
+	if q.rnrTimeout == 0 {
+		q.rnrTimeout = time.Millisecond
+	}
+	q.src.owner = cfg.Owner
+	j.users.Add(1)
+	return q, nil
+}
+
+func (q *sendq) name() string {
+	if q.jetty != nil {
+		return "jetty"
+	}
+	return "jfs"
+}
+
+// credit frees the slots up to seq; called by the JFC poller.
+func (q *sendq) credit(seq uint64) {
+	for {
+		c := q.credited.Load()
+		if seq <= c || q.credited.CompareAndSwap(c, seq) {
+			return
+		}
+	}
+}
+
+func (q *sendq) Post(wrs []provider.WR) (int, error) {
+	if q.closed.Load() {
+		return 0, errClosed(q.name())
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.state != provider.StateReady {
+		return 0, provider.Errorf(provider.ErrBadState, "%s is %v", q.name(), q.state)
+	}
+	for i := range wrs {
+		w := &wrs[i]
+		rem, err := q.validate(w)
+		if err != nil {
+			return i, err
+		}
+		if q.head-q.credited.Load() >= uint64(q.depth) {
+			return i, provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+		}
+		q.head++
+		if len(q.pending) == 0 && q.state == provider.StateReady {
+			if !q.exec(w, q.head, rem) {
+				continue
+			}
+			if q.rnrRetry == 0 {
+				q.fail(w, q.head, rem, provider.CRRNRRetryCntExcErr)
+				continue
+			}
+		}
+		q.enqueue(w, q.head, rem)
+	}
+	return len(wrs), nil
+}
+
+func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) {
+	p := &pendingWR{wr: *w, seq: seq, rem: rem}
+	p.wr.Local = p.sge[:copy(p.sge[:], w.Local)]
+	if w.Flags&provider.FlagInline != 0 {
+		p.buf = append([]byte(nil), w.Inline...)
+		p.wr.Inline = p.buf
+	}
+	q.pending = append(q.pending, p)
+	if len(q.pending) == 1 && q.state == provider.StateReady {
+		q.retries = 0
+		q.arm()
+	}
+}
+
+func (q *sendq) arm() {
+	if q.timer == nil {
+		q.timer = time.AfterFunc(q.rnrTimeout, q.tick)
+		return
+	}
+	q.timer.Reset(q.rnrTimeout)
+}
+
+// tick is one RNR retry.
+func (q *sendq) tick() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed.Load() || q.state != provider.StateReady || len(q.pending) == 0 {
+		return
+	}
+	q.retries++
+	q.progress(true)
+}
+
+// kick retries at once, because the awaited receive was posted.
+func (q *sendq) kick() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed.Load() || q.state != provider.StateReady || len(q.pending) == 0 {
+		return
+	}
+	q.progress(false)
+}
+
+// progress runs pending requests in order until one must wait again.
+func (q *sendq) progress(fromTimer bool) {
+	for len(q.pending) > 0 && q.state == provider.StateReady {
+		p := q.pending[0]
+		if q.exec(&p.wr, p.seq, p.rem) {
+			if fromTimer && q.rnrRetry != 7 && q.retries >= q.rnrRetry {
+				q.pending = q.pending[1:]
+				q.fail(&p.wr, p.seq, p.rem, provider.CRRNRRetryCntExcErr)
+				return
+			}
+			q.arm()
+			return
+		}
+		q.pending = q.pending[1:]
+		q.retries = 0
+	}
+}
+
+// complete pushes the record of a finished request: always for a failure,
+// for a success only when signaled.
+func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CRStatus, n uint32) {
+	if st == provider.CRSuccess && w.Flags&provider.FlagSignaled == 0 {
+		return
+	}
+	cr := provider.CR{Status: st, Opcode: w.Opcode, Len: n, UserCtx: w.UserCtx, LocalID: q.id}
+	if q.jetty != nil {
+		cr.Flags = provider.CRFlagJetty
+	}
+	if rem != nil {
+		cr.RemoteID = rem.desc.ID
+	}
+	q.jfc.push(&cr, q.id, seq)
+}
+
+// fail completes a request with an error status and moves the queue to
+// ERROR, raising the async event as hardware does.
+func (q *sendq) fail(w *provider.WR, seq uint64, rem *remote, st provider.CRStatus) {
+	q.complete(w, seq, rem, st, 0)
+	q.state = provider.StateError
+	ev := provider.EventJFSErr
+	if q.jetty != nil {
+		ev = provider.EventJettyErr
+	}
+	q.ctx.events.raise(ev, &q.src)
+}
+
+func (q *sendq) Flush(crs []provider.CR) (int, error) {
+	if q.closed.Load() {
+		return 0, errClosed(q.name())
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.state != provider.StateError {
+		return 0, provider.Errorf(provider.ErrBadState, "flush needs the %s in ERROR, it is %v", q.name(), q.state)
+	}
+	n := 0
+	for n < len(crs) && len(q.pending) > 0 {
+		p := q.pending[0]
+		q.pending = q.pending[1:]
+		crs[n] = provider.CR{Status: provider.CRWRFlushErr, Opcode: p.wr.Opcode, UserCtx: p.wr.UserCtx, LocalID: q.id}
+		if q.jetty != nil {
+			crs[n].Flags = provider.CRFlagJetty
+		}
+		if p.rem != nil {
+			crs[n].RemoteID = p.rem.desc.ID
+		}
+		q.credit(p.seq)
+		n++
+	}
+	return n, nil
+}
+
+func (q *sendq) Advise(r provider.Remote) error {
+	if q.closed.Load() {
+		return errClosed(q.name())
+	}
+	rem, err := q.ctx.ownRemote(r)
+	if err != nil {
+		return err
+	}
+	if rem.desc.Mode != q.mode {
+		return provider.Errorf(provider.ErrInvalid, "remote is %v, %s is %v", rem.desc.Mode, q.name(), q.mode)
+	}
+	// Loopback reaches every remote directly; there is no path to prepare.
+	return nil
+}
+
+func (q *sendq) Unadvise(r provider.Remote) error {
+	if q.closed.Load() {
+		return errClosed(q.name())
+	}
+	_, err := q.ctx.ownRemote(r)
+	return err
+}
+
+func (q *sendq) Query() (provider.QueueAttr, error) {
+	if q.closed.Load() {
+		return provider.QueueAttr{}, errClosed(q.name())
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return provider.QueueAttr{ID: q.ctx.jettyID(q.id), State: q.state, Mode: q.mode, Depth: q.depth,
+		Outstanding: int(q.head - q.credited.Load())}, nil
+}
+
+func (q *sendq) Modify(s provider.State) error {
+	if q.closed.Load() {
+		return errClosed(q.name())
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch s {
+	case provider.StateError:
+		q.state = provider.StateError
+	case provider.StateReset:
+		for _, p := range q.pending {
+			q.credit(p.seq)
+		}
+		q.pending = nil
+		q.state = provider.StateReset
+	case provider.StateReady:
+		if q.state != provider.StateReset && q.state != provider.StateReady {
+			return provider.Errorf(provider.ErrBadState, "%s must go through RESET to READY, it is %v", q.name(), q.state)
+		}
+		q.state = provider.StateReady
+	default:
+		return provider.Errorf(provider.ErrNotSupported, "%s state %v", q.name(), s)
+	}
+	return nil
+}
+
+func (q *sendq) closeQ() error {
+	if q.closed.Load() {
+		return errClosed(q.name())
+	}
+	return q.src.busy()
+}
+
+func (q *sendq) destroy() {
+	if q.closed.Swap(true) {
+		return
+	}
+	q.mu.Lock()
+	if q.timer != nil {
+		q.timer.Stop()
+	}
+	q.pending = nil
+	q.mu.Unlock()
+	q.ctx.unregisterSendq(q)
+	q.ctx.events.forget(&q.src)
+	q.jfc.users.Add(-1)
+}
+
+type jfsObj struct{ *sendq }
+
+func (c *lbContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == provider.RC {
+		return nil, provider.Errorf(provider.ErrInvalid, "RC mode needs a Jetty, not a JFS")
+	}
+	q, err := c.newSendq(cfg)
+	if err != nil {
+		return nil, err
+	}
+	j := &jfsObj{q}
+	if q.src.owner == nil {
+		q.src.owner = j
+	}
+	if q.id, err = c.adopt(j); err != nil {
+		q.jfc.users.Add(-1)
+		return nil, err
+	}
+	c.registerSendq(q)
+	return j, nil
+}
+
+func (j *jfsObj) Close() error {
+	if err := j.closeQ(); err != nil {
+		return err
+	}
+	j.ctx.disown(j)
+	j.destroy()
+	return nil
+}
