@@ -228,8 +228,8 @@ func (c *lbContext) removeEndpoint(id uint32) {
 
 func (j *jfrObj) PostRecv(wrs []provider.RecvWR) (int, error) { return j.postRecv(wrs) }
 func (j *jfrObj) Desc() provider.JettyDesc                    { return j.ep.desc }
-func (j *jfrObj) Query() (provider.QueueAttr, error)           { return j.query() }
-func (j *jfrObj) Modify(s provider.State) error                { return j.modify(s) }
+func (j *jfrObj) Query() (provider.QueueAttr, error)          { return j.query() }
+func (j *jfrObj) Modify(s provider.State) error               { return j.modify(s) }
 
 func (j *jfrObj) Close() error {
 	if j.closed.Load() {

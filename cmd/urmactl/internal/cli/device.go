@@ -1,0 +1,311 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/urma-go/sdk/urma"
+)
+
+// DeviceListOptions configures DeviceList. The zero value lists every
+// device as a table.
+type DeviceListOptions struct {
+	// Output is "table" (or empty), "wide" or "json".
+	Output string
+}
+
+// DeviceShowOptions configures DeviceShow.
+type DeviceShowOptions struct {
+	// Name is the device to show.
+	Name string
+	// Output is "table" (or empty), "wide" or "json"; table and wide are the same.
+	Output string
+}
+
+func newDeviceCmd() *cobra.Command {
+	dev := &cobra.Command{
+		Use:     "device",
+		Aliases: []string{"dev"},
+		Short:   "List and show URMA devices",
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+
+	var lsOpts DeviceListOptions
+	ls := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List devices",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return DeviceList(cmd.OutOrStdout(), lsOpts)
+		},
+	}
+	ls.Flags().StringVarP(&lsOpts.Output, "output", "o", OutputTable, "output format: table|wide|json")
+
+	var showOpts DeviceShowOptions
+	show := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show every attribute of a device",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			showOpts.Name = args[0]
+			return DeviceShow(cmd.OutOrStdout(), showOpts)
+		},
+	}
+	show.Flags().StringVarP(&showOpts.Output, "output", "o", OutputTable, "output format: table|wide|json")
+
+	dev.AddCommand(ls, show)
+	return dev
+}
+
+// DeviceInfo is the JSON form of a device; its keys are stable.
+type DeviceInfo struct {
+	Name        string     `json:"name"`
+	Provider    string     `json:"provider"`
+	Transport   string     `json:"transport"`
+	GUID        string     `json:"guid"`
+	MaxJFC      int        `json:"max_jfc"`
+	MaxJFS      int        `json:"max_jfs"`
+	MaxJFR      int        `json:"max_jfr"`
+	MaxJetty    int        `json:"max_jetty"`
+	MaxJFCDepth int        `json:"max_jfc_depth"`
+	MaxJFSDepth int        `json:"max_jfs_depth"`
+	MaxJFRDepth int        `json:"max_jfr_depth"`
+	MaxJFSSGE   int        `json:"max_jfs_sge"`
+	MaxJFRSGE   int        `json:"max_jfr_sge"`
+	MaxInline   int        `json:"max_inline"`
+	MaxMsgSize  uint64     `json:"max_msg_size"`
+	AtomicOps   []string   `json:"atomic_ops"`
+	AtomicSize  int        `json:"atomic_size"`
+	Modes       []string   `json:"modes"`
+	MaxEIDs     int        `json:"max_eids"`
+	Ports       []PortInfo `json:"ports"`
+	EIDs        []EIDInfo  `json:"eids"`
+}
+
+// PortInfo is the JSON form of a port.
+type PortInfo struct {
+	Port      int    `json:"port"`
+	State     string `json:"state"`
+	MTU       int    `json:"mtu"`
+	SpeedMbps uint64 `json:"speed_mbps"`
+}
+
+// EIDInfo is the JSON form of an EID table entry.
+type EIDInfo struct {
+	Index int    `json:"index"`
+	EID   string `json:"eid"`
+}
+
+// Info converts a device to its JSON form.
+func Info(d *urma.Device) DeviceInfo {
+	a := d.Attr()
+	info := DeviceInfo{
+		Name: d.Name(), Provider: d.Provider(), Transport: a.Transport,
+		GUID:   formatGUID(a.GUID),
+		MaxJFC: a.MaxJFC, MaxJFS: a.MaxJFS, MaxJFR: a.MaxJFR, MaxJetty: a.MaxJetty,
+		MaxJFCDepth: a.MaxJFCDepth, MaxJFSDepth: a.MaxJFSDepth, MaxJFRDepth: a.MaxJFRDepth,
+		MaxJFSSGE: a.MaxJFSSGE, MaxJFRSGE: a.MaxJFRSGE, MaxInline: a.MaxInline,
+		MaxMsgSize: a.MaxMsgSize, AtomicOps: atomicList(a.AtomicOps), AtomicSize: a.AtomicSize,
+		Modes: modeList(a.Modes), MaxEIDs: a.MaxEIDs,
+		Ports: []PortInfo{}, EIDs: []EIDInfo{},
+	}
+	for i, p := range a.Ports {
+		info.Ports = append(info.Ports, PortInfo{Port: i + 1, State: p.State.String(), MTU: p.MTU, SpeedMbps: p.SpeedMbps})
+	}
+	for i, e := range d.EIDs() {
+		info.EIDs = append(info.EIDs, EIDInfo{Index: i, EID: e.String()})
+	}
+	return info
+}
+
+// formatGUID prints a GUID as ibv_devinfo does: four groups of four hex digits.
+func formatGUID(g uint64) string {
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48, g>>32&0xffff, g>>16&0xffff, g&0xffff)
+}
+
+// atomicList names the atomic opcodes of a set, in opcode order.
+func atomicList(a urma.AtomicOps) []string {
+	out := []string{}
+	for op := urma.OpCAS; op <= urma.OpFXor; op++ {
+		if a.Has(op) {
+			out = append(out, op.String())
+		}
+	}
+	return out
+}
+
+// modeList names the transport modes of a set.
+func modeList(m urma.TransportMode) []string {
+	out := []string{}
+	for _, mode := range []urma.TransportMode{urma.RM, urma.RC, urma.UM} {
+		if m&mode != 0 {
+			out = append(out, mode.String())
+		}
+	}
+	return out
+}
+
+// joinOr joins names with sep, or returns "none" for an empty list.
+func joinOr(names []string, sep string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, sep)
+}
+
+// portsState summarises the ports' states: the common state, or a list.
+func portsState(ports []PortInfo) string {
+	if len(ports) == 0 {
+		return "-"
+	}
+	states := make([]string, len(ports))
+	same := true
+	for i, p := range ports {
+		states[i] = p.State
+		same = same && p.State == ports[0].State
+	}
+	if same {
+		return states[0]
+	}
+	return strings.Join(states, ",")
+}
+
+// FormatDeviceList writes devs in the given format.
+func FormatDeviceList(w io.Writer, devs []DeviceInfo, output string) error {
+	if output == "" {
+		output = OutputTable
+	}
+	if err := checkOutput(output); err != nil {
+		return err
+	}
+	if output == OutputJSON {
+		if devs == nil {
+			devs = []DeviceInfo{}
+		}
+		return writeJSON(w, devs)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	if output == OutputWide {
+		fmt.Fprintln(tw, "NAME\tPROVIDER\tTRANSPORT\tEIDS\tPORTS\tSTATE\tMAX_MSG\tATOMICS\tMODES")
+	} else {
+		fmt.Fprintln(tw, "NAME\tPROVIDER\tTRANSPORT\tEIDS\tPORTS\tSTATE")
+	}
+	for _, d := range devs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s", d.Name, d.Provider, d.Transport, len(d.EIDs), len(d.Ports), portsState(d.Ports))
+		if output == OutputWide {
+			fmt.Fprintf(tw, "\t%d\t%s\t%s", d.MaxMsgSize, joinOr(d.AtomicOps, ","), joinOr(d.Modes, ","))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// FormatDevice writes every attribute of one device: "key: value" lines in
+// the spirit of ibv_devinfo, then a port table and an EID table.
+func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
+	if output == "" {
+		output = OutputTable
+	}
+	if err := checkOutput(output); err != nil {
+		return err
+	}
+	if output == OutputJSON {
+		return writeJSON(w, d)
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
+	kv := []struct {
+		k string
+		v any
+	}{
+		{"name", d.Name}, {"provider", d.Provider}, {"transport", d.Transport}, {"guid", d.GUID},
+		{"max_jfc", d.MaxJFC}, {"max_jfs", d.MaxJFS}, {"max_jfr", d.MaxJFR}, {"max_jetty", d.MaxJetty},
+		{"max_jfc_depth", d.MaxJFCDepth}, {"max_jfs_depth", d.MaxJFSDepth}, {"max_jfr_depth", d.MaxJFRDepth},
+		{"max_jfs_sge", d.MaxJFSSGE}, {"max_jfr_sge", d.MaxJFRSGE}, {"max_inline", d.MaxInline},
+		{"max_msg_size", d.MaxMsgSize}, {"atomic_ops", joinOr(d.AtomicOps, ",")}, {"atomic_size", d.AtomicSize},
+		{"modes", joinOr(d.Modes, ",")}, {"max_eids", d.MaxEIDs},
+	}
+	for _, e := range kv {
+		fmt.Fprintf(tw, "%s:\t%v\n", e.k, e.v)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "PORT\tSTATE\tMTU\tSPEED")
+	for _, p := range d.Ports {
+		speed := "-"
+		if p.SpeedMbps != 0 {
+			speed = fmt.Sprintf("%d Mb/s", p.SpeedMbps)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", p.Port, p.State, p.MTU, speed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "INDEX\tEID")
+	for _, e := range d.EIDs {
+		fmt.Fprintf(tw, "%d\t%s\n", e.Index, e.EID)
+	}
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// DeviceList writes the devices of every registered provider.
+func DeviceList(w io.Writer, opts DeviceListOptions) error {
+	if err := checkOutput(orTable(opts.Output)); err != nil {
+		return err
+	}
+	devs, err := urma.Devices()
+	if err != nil {
+		return err
+	}
+	infos := make([]DeviceInfo, len(devs))
+	for i, d := range devs {
+		infos[i] = Info(d)
+	}
+	return FormatDeviceList(w, infos, opts.Output)
+}
+
+// DeviceShow writes every attribute of the device opts.Name.
+func DeviceShow(w io.Writer, opts DeviceShowOptions) error {
+	if err := checkOutput(orTable(opts.Output)); err != nil {
+		return err
+	}
+	d, err := urma.DeviceByName(opts.Name)
+	if err != nil {
+		if errors.Is(err, urma.ErrNotFound) {
+			return fmt.Errorf("%w (see urmactl device ls)", err)
+		}
+		return err
+	}
+	return FormatDevice(w, Info(d), opts.Output)
+}
+
+func orTable(o string) string {
+	if o == "" {
+		return OutputTable
+	}
+	return o
+}

@@ -1,0 +1,42 @@
+// Package cli implements urmactl's commands. New returns the root command;
+// the work is done by functions that take an options struct and an
+// io.Writer, so tests can call them without a process.
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Output formats accepted by -o.
+const (
+	OutputTable = "table"
+	OutputWide  = "wide"
+	OutputJSON  = "json"
+)
+
+// checkOutput rejects an unknown -o value.
+func checkOutput(o string) error {
+	switch o {
+	case OutputTable, OutputWide, OutputJSON:
+		return nil
+	}
+	return fmt.Errorf("invalid output format %q (want %s)", o,
+		strings.Join([]string{OutputTable, OutputWide, OutputJSON}, "|"))
+}
+
+// New returns urmactl's root command. Errors are returned from Execute, not
+// printed by cobra; the caller prints them and exits 1.
+func New() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "urmactl",
+		Short:         "Inspect URMA devices",
+		Long:          "urmactl inspects the devices of the registered URMA providers.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newDeviceCmd())
+	return root
+}

@@ -1,0 +1,18 @@
+// Command urmactl inspects URMA devices: urmactl device ls, urmactl device
+// show NAME. It links the loopback provider, so loopback0 is always listed.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urma-go/sdk/cmd/urmactl/internal/cli"
+	_ "github.com/urma-go/sdk/provider/loopback"
+)
+
+func main() {
+	if err := cli.New().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "urmactl:", err)
+		os.Exit(1)
+	}
+}

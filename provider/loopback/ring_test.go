@@ -1,0 +1,133 @@
+package loopback
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// push and pop wrap the ring protocol around a one-word payload so the tests
+// read like queue operations.
+func push(r *ring, v uint64) bool {
+	pos, ok := r.reserve()
+	if !ok {
+		return false
+	}
+	atomic.StoreUint64((*uint64)(r.payload(pos)), v)
+	r.publish(pos)
+	return true
+}
+
+func pop(r *ring) (uint64, bool) {
+	pos, ok := r.claim()
+	if !ok {
+		return 0, false
+	}
+	v := atomic.LoadUint64((*uint64)(r.payload(pos)))
+	r.release(pos)
+	return v, true
+}
+
+func TestRingFullEmpty(t *testing.T) {
+	r, err := newRing("test", 4, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	if _, ok := pop(r); ok {
+		t.Fatal("pop on a new ring succeeded")
+	}
+	for i := uint64(0); i < 4; i++ {
+		if !push(r, i) {
+			t.Fatalf("push %d failed on a ring with room", i)
+		}
+	}
+	if push(r, 99) {
+		t.Fatal("push on a full ring succeeded")
+	}
+	if r.count() != 4 {
+		t.Fatalf("count = %d, want 4", r.count())
+	}
+	for i := uint64(0); i < 4; i++ {
+		if v, ok := pop(r); !ok || v != i {
+			t.Fatalf("pop = %d,%v, want %d,true", v, ok, i)
+		}
+	}
+	if _, ok := pop(r); ok {
+		t.Fatal("pop on a drained ring succeeded")
+	}
+}
+
+// Wraparound matters because slot positions are reused modulo n and only the
+// sequence word tells a stale slot from a fresh one.
+func TestRingWraparound(t *testing.T) {
+	r, err := newRing("test", 3, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	next, want := uint64(0), uint64(0)
+	for round := 0; round < 1000; round++ {
+		k := round%3 + 1
+		for i := 0; i < k; i++ {
+			if !push(r, next) {
+				t.Fatalf("round %d: push failed", round)
+			}
+			next++
+		}
+		for i := 0; i < k; i++ {
+			v, ok := pop(r)
+			if !ok || v != want {
+				t.Fatalf("round %d: pop = %d,%v, want %d", round, v, ok, want)
+			}
+			want++
+		}
+		if r.count() != 0 {
+			t.Fatalf("round %d: count = %d after draining", round, r.count())
+		}
+	}
+}
+
+func TestRingMPMC(t *testing.T) {
+	const producers, consumers, per = 4, 4, 5000
+	r, err := newRing("test", 64, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	var seen [producers * per]atomic.Int32
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				for !push(r, uint64(p*per+i)) {
+					runtime.Gosched()
+				}
+			}
+		}(p)
+	}
+	for c := 0; c < consumers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for got.Load() < producers*per {
+				if v, ok := pop(r); ok {
+					seen[v].Add(1)
+					got.Add(1)
+				} else {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range seen {
+		if n := seen[i].Load(); n != 1 {
+			t.Fatalf("value %d seen %d times", i, n)
+		}
+	}
+}

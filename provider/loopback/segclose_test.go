@@ -1,0 +1,49 @@
+package loopback_test
+
+import (
+	"testing"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// Unregistering a segment while another goroutine is writing into it through
+// an import must neither crash nor tear: every write either completes before
+// the close or fails with REM_ACCESS_ABORT_ERR, and the memory is unmapped
+// only after in-flight copies drain (the race detector and SIGSEGV would
+// catch a premature unmap).
+func TestSegmentCloseWhileWriting(t *testing.T) {
+	p := newPair(t)
+	const size = 1 << 16
+	done := make(chan provider.CRStatus)
+	go func() {
+		crs := make([]provider.CR, 1)
+		for {
+			if err := p.jfs.Write(p.remote, p.tgt.SGE(0, size), p.src.SGE(0, size), 0, 1); err != nil {
+				t.Error(err)
+				done <- 0
+				return
+			}
+			for {
+				n, err := p.jfcA.Poll(crs)
+				if err != nil {
+					t.Error(err)
+					done <- 0
+					return
+				}
+				if n == 1 {
+					break
+				}
+			}
+			if !crs[0].OK() {
+				done <- crs[0].Status
+				return
+			}
+		}
+	}()
+	if err := p.dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := <-done; st != provider.CRRemAccessAbortErr {
+		t.Fatalf("write after close ended with %v, want REM_ACCESS_ABORT_ERR", st)
+	}
+}

@@ -1,0 +1,337 @@
+package providertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+var failureTests = []test{
+	{"remote write out of bounds", testRemoteWriteOOB},
+	{"remote read out of bounds", testRemoteReadOOB},
+	{"remote access without right", testRemoteNoRight},
+	{"local sge outside segment", testLocalOOB},
+	{"failed request raises event and errors queue", testFailureEvent},
+	{"misaligned or wrong-size atomic", testBadAtomic},
+	{"send without receive exhausts RNR retries", testRNRExceeded},
+	{"receive posted during RNR retries", testRNRRecovered},
+	{"message longer than receive buffer", testRecvTooSmall},
+	{"JFC overrun", testJFCOverrun},
+	{"queue full", testQueueFull},
+	{"unsignaled requests fill the queue", testUnsignaledFill},
+	{"flush after error", testFlush},
+	{"flush when not in error", testFlushNotError},
+	{"unregistered segment through import", testUnregisteredTarget},
+	{"missing target", testMissingTarget},
+}
+
+// expectStatus posts one signaled request and expects a record with status
+// want, the request's opcode, user context and queue id, and the queue in
+// StateError afterwards.
+func expectStatus(t *testing.T, e *env, s sendSide, wr jetty.WR, want urma.CRStatus) jetty.CR {
+	t.Helper()
+	wr.Flags |= jetty.Signaled
+	require.NoError(t, s.jfs.Post([]jetty.WR{wr}))
+	cr := e.poll(s.jfc, 1)[0]
+	require.Equal(t, want, cr.Status, "%v", cr)
+	require.Equal(t, wr.Opcode, cr.Opcode, "%v", cr)
+	require.Equal(t, wr.UserCtx, cr.UserCtx, "%v", cr)
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, a.ID.ID, cr.LocalID, "%v", cr)
+	require.Equal(t, urma.StateError, a.State, "a failed request puts its queue in ERROR")
+	return cr
+}
+
+func testRemoteWriteOOB(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	fill(l.Bytes(), 1)
+	dst, tg := e.remoteSeg(4096, rwa)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 3,
+		Local: []jetty.SGE{l.SGE(0, 64)}, Remote: tg.SGE(4096-32, 64)}, urma.CRRemAccessAbortErr)
+	require.Equal(t, make([]byte, 4096), dst.Bytes(), "no byte may be touched")
+
+	// A segment registered over the middle of a larger buffer: a write
+	// running past its end must not touch the bytes after it, and one
+	// starting before it not those before it.
+	buf := make([]byte, 192)
+	mid, err := segment.Register(e.b, buf[64:128], segment.Config{Access: rwa})
+	require.NoError(t, err)
+	mt, err := segment.Import(e.a, mid.Descriptor(), 0)
+	require.NoError(t, err)
+	s2 := e.sender(jetty.JFSConfig{})
+	expectStatus(t, e, s2, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 4,
+		Local: []jetty.SGE{l.SGE(0, 64)}, Remote: mt.SGE(32, 64)}, urma.CRRemAccessAbortErr)
+	s3 := e.sender(jetty.JFSConfig{})
+	expectStatus(t, e, s3, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 5,
+		Local: []jetty.SGE{l.SGE(0, 16)}, Remote: jetty.SGE{Seg: mt, Addr: mt.Desc().VA - 8, Len: 16}}, urma.CRRemAccessAbortErr)
+	require.Equal(t, make([]byte, 192), buf, "no byte inside or around the segment may be touched")
+}
+
+func testRemoteReadOOB(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	src, tg := e.remoteSeg(64, segment.Read)
+	fill(src.Bytes(), 1)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpRead, Target: r.remote, UserCtx: 4,
+		Local: []jetty.SGE{l.SGE(0, 16)}, Remote: jetty.SGE{Seg: tg, Addr: tg.Desc().VA - 8, Len: 16}},
+		urma.CRRemAccessAbortErr)
+	require.Equal(t, make([]byte, 64), l.Bytes())
+}
+
+func testRemoteNoRight(t *testing.T, e *env) {
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	fill(l.Bytes(), 1)
+	roMem, ro := e.remoteSeg(64, segment.Read)
+	rwMem, rw := e.remoteSeg(64, segment.Read|segment.Write)
+	_, private := e.remoteSeg(64, segment.LocalOnly)
+	cases := []struct {
+		name string
+		wr   jetty.WR
+		mem  *segment.Segment
+	}{
+		{"write to read-only", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: ro.SGE(0, 8)}, roMem},
+		{"atomic without ATOMIC", jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: rw.SGE(0, 8)}, rwMem},
+		{"read of LOCAL_ONLY", jetty.WR{Opcode: urma.OpRead, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: private.SGE(0, 8)}, nil},
+	}
+	for _, c := range cases {
+		s := e.sender(jetty.JFSConfig{}) // a failure puts the queue in ERROR
+		c.wr.Target, c.wr.UserCtx = r.remote, 9
+		expectStatus(t, e, s, c.wr, urma.CRRemAccessAbortErr)
+		if c.mem != nil {
+			require.Equal(t, make([]byte, 64), c.mem.Bytes(), c.name)
+		}
+	}
+}
+
+func testLocalOOB(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	dst, tg := e.remoteSeg(256, rwa)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 1,
+		Local: []jetty.SGE{l.SGE(32, 64)}, Remote: tg.SGE(0, 64)}, urma.CRLocAccessErr)
+	require.Equal(t, make([]byte, 256), dst.Bytes())
+}
+
+func testFailureEvent(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	_, tg := e.remoteSeg(64, segment.Read)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)},
+		Remote: tg.SGE(0, 8)}, urma.CRRemAccessAbortErr)
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, urma.StateError, a.State)
+	ev, err := e.a.GetAsyncEventTimeout(e.timeout)
+	require.NoError(t, err)
+	require.Equal(t, urma.EventJFSErr, ev.Type)
+	require.Same(t, s.jfs, ev.Object)
+	require.ErrorIs(t, s.jfs.Close(), urma.ErrBusy, "close before ack")
+	require.NoError(t, ev.Ack())
+	require.NoError(t, s.jfs.Close())
+	_, err = e.a.GetAsyncEventTimeout(10 * time.Millisecond)
+	require.ErrorIs(t, err, urma.ErrTimeout)
+}
+
+func testBadAtomic(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	_, tg := e.remoteSeg(64, rwa)
+	bad := []jetty.WR{
+		{Opcode: urma.OpFAdd, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(4, 8)},
+		{Opcode: urma.OpCAS, Local: []jetty.SGE{l.SGE(0, 4)}, Remote: tg.SGE(0, 8)},
+		{Opcode: urma.OpSwap, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)},
+	}
+	for _, wr := range bad {
+		wr.Target = r.remote
+		err := s.jfs.Post([]jetty.WR{wr})
+		require.ErrorIs(t, err, urma.ErrInvalid, "%v", wr.Opcode)
+	}
+	e.none(s.jfc)
+	a, _ := s.jfs.Query()
+	require.Equal(t, urma.StateReady, a.State, "refused requests leave the queue usable")
+}
+
+func testRNRExceeded(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{RNRRetry: 2, RNRTimeout: 5 * time.Millisecond})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	start := time.Now()
+	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, 8), 0, 5))
+	cr := e.poll(s.jfc, 1)[0]
+	require.Equal(t, urma.CRRNRRetryCntExcErr, cr.Status, "%v", cr)
+	require.Equal(t, uint64(5), cr.UserCtx)
+	require.Equal(t, urma.OpSend, cr.Opcode)
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, a.ID.ID, cr.LocalID)
+	require.Equal(t, urma.StateError, a.State)
+	require.GreaterOrEqual(t, time.Since(start), 10*time.Millisecond, "two retries 5 ms apart")
+	e.none(r.jfc)
+}
+
+func testRNRRecovered(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{RNRRetry: 6, RNRTimeout: 50 * time.Millisecond})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	copy(l.Bytes(), "late")
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, 4), 0, 6))
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 7))
+	require.Equal(t, uint64(6), e.pollOK(s.jfc).UserCtx)
+	require.Equal(t, uint64(7), e.pollOK(r.jfc).UserCtx)
+	require.Equal(t, "late", string(rb.Bytes()[:4]))
+}
+
+func testRecvTooSmall(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 16), 8))
+	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, 32), 0, 9))
+	cr := e.poll(s.jfc, 1)[0]
+	require.Equal(t, urma.CRRemOperationErr, cr.Status, "%v", cr)
+	require.Equal(t, urma.OpSend, cr.Opcode)
+	require.Equal(t, uint64(9), cr.UserCtx)
+	rc := e.poll(r.jfc, 1)[0]
+	require.Equal(t, urma.CRLocLenErr, rc.Status, "%v", rc)
+	require.Equal(t, uint64(8), rc.UserCtx)
+	require.NotZero(t, rc.Flags&jetty.CRRecv, "%v", rc)
+	require.Equal(t, r.jfr.Descriptor().ID.ID, rc.LocalID, "%v", rc)
+	ra, err := r.jfr.Query()
+	require.NoError(t, err)
+	require.Zero(t, ra.Outstanding, "the receive is consumed")
+	require.Equal(t, make([]byte, 48), rb.Bytes()[16:], "bytes after the receive buffer touched")
+}
+
+func testJFCOverrun(t *testing.T, e *env) {
+	jfc := e.jfc(e.a, 2)
+	s := e.sender(jetty.JFSConfig{JFC: jfc, Depth: 8})
+	for i := 0; i < 3; i++ {
+		require.NoError(t, s.jfs.NOP(0, uint64(i)))
+	}
+	ev, err := e.a.GetAsyncEventTimeout(e.timeout)
+	require.NoError(t, err)
+	require.Equal(t, urma.EventJFCErr, ev.Type)
+	require.Same(t, jfc, ev.Object)
+	require.NoError(t, ev.Ack())
+	crs := e.poll(jfc, 2)
+	require.Equal(t, []uint64{0, 1}, []uint64{crs[0].UserCtx, crs[1].UserCtx}, "the records that fit")
+	e.none(jfc) // the third was dropped
+	require.NoError(t, s.jfs.Close())
+	require.NoError(t, jfc.Close())
+}
+
+func testQueueFull(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{Depth: 4})
+	wrs := make([]jetty.WR, 6)
+	for i := range wrs {
+		wrs[i] = jetty.WR{Opcode: urma.OpNOP, Flags: jetty.Signaled, UserCtx: uint64(i)}
+	}
+	err := s.jfs.Post(wrs)
+	var pe *jetty.PostError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, 4, pe.Index)
+	require.ErrorIs(t, err, urma.ErrAgain)
+	crs := e.poll(s.jfc, 4)
+	for i, cr := range crs {
+		require.Equal(t, uint64(i), cr.UserCtx, "nothing lost, in order")
+	}
+	require.NoError(t, s.jfs.Post(wrs[4:]), "slots are free again after polling")
+	require.Equal(t, uint64(4), e.pollOK(s.jfc).UserCtx)
+	require.Equal(t, uint64(5), e.pollOK(s.jfc).UserCtx)
+}
+
+func testUnsignaledFill(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{Depth: 4})
+	wr := []jetty.WR{{Opcode: urma.OpNOP}}
+	for i := 0; i < 4; i++ {
+		require.NoError(t, s.jfs.Post(wr))
+	}
+	require.ErrorIs(t, s.jfs.Post(wr), urma.ErrAgain)
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, 4, a.Outstanding)
+}
+
+func testFlush(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{RNRRetry: 7, RNRTimeout: 5 * time.Millisecond})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	_, tg := e.remoteSeg(64, rwa)
+	// The first send waits in RNR (7 retries forever); the rest queue
+	// behind it, one of them unsignaled.
+	wrs := []jetty.WR{
+		{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, UserCtx: 1},
+		{Opcode: urma.OpSendImm, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Imm: 5, UserCtx: 2},
+		{Opcode: urma.OpSend, Target: r.remote, Local: []jetty.SGE{l.SGE(8, 8)}, UserCtx: 3},
+		{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8), UserCtx: 4},
+	}
+	require.NoError(t, s.jfs.Post(wrs))
+	time.Sleep(20 * time.Millisecond)
+	e.none(s.jfc)
+	_, err := s.jfs.Flush(make([]jetty.CR, 8))
+	require.ErrorIs(t, err, urma.ErrBadState, "flush of a READY queue")
+	require.NoError(t, s.jfs.Modify(urma.StateError))
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, urma.StateError, a.State)
+	crs := make([]jetty.CR, 8)
+	n, err := s.jfs.Flush(crs)
+	require.NoError(t, err)
+	require.Equal(t, len(wrs), n, "one record per pending request: %v", crs[:n])
+	for i, cr := range crs[:n] {
+		require.Equal(t, urma.CRWRFlushErr, cr.Status, "%v", cr)
+		require.Equal(t, wrs[i].UserCtx, cr.UserCtx, "%v", cr)
+		require.Equal(t, wrs[i].Opcode, cr.Opcode, "%v", cr)
+		require.Equal(t, a.ID.ID, cr.LocalID, "%v", cr)
+	}
+	e.none(r.jfc)
+	n, err = s.jfs.Flush(crs)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.ErrorIs(t, s.jfs.NOP(0, 9), urma.ErrBadState, "post to an ERROR queue")
+	require.ErrorIs(t, s.jfs.Modify(urma.StateReady), urma.ErrBadState, "ERROR to READY skips RESET")
+	require.NoError(t, s.jfs.Modify(urma.StateReset))
+	require.NoError(t, s.jfs.Modify(urma.StateReady))
+	require.NoError(t, s.jfs.NOP(0, 10))
+	require.Equal(t, uint64(10), e.pollOK(s.jfc).UserCtx)
+}
+
+func testFlushNotError(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	_, err := s.jfs.Flush(make([]jetty.CR, 4))
+	require.ErrorIs(t, err, urma.ErrBadState)
+}
+
+func testUnregisteredTarget(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	mem, tg := e.remoteSeg(64, rwa)
+	require.NoError(t, mem.Unregister())
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)},
+		Remote: tg.SGE(0, 8)}, urma.CRRemAccessAbortErr)
+	_, err := segment.Import(e.a, mem.Descriptor(), 0)
+	require.ErrorIs(t, err, urma.ErrNotFound, "import of a gone segment")
+}
+
+func testMissingTarget(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	require.ErrorIs(t, s.jfs.Send(nil, l.SGE(0, 8), 0, 1), urma.ErrInvalid)
+}

@@ -1,0 +1,113 @@
+package providertest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+var lifecycleTests = []test{
+	{"use after close", testUseAfterClose},
+	{"context close closes children", testContextClose},
+	{"JFC in use", testJFCInUse},
+	{"query", testQuery},
+}
+
+func testUseAfterClose(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+
+	require.NoError(t, l.Unregister())
+	require.NoError(t, l.Unregister(), "double close")
+	require.ErrorIs(t, s.jfs.Send(r.remote, l.SGE(0, 8), 0, 1), urma.ErrClosed, "closed local segment")
+
+	require.NoError(t, r.remote.Unimport())
+	l2 := e.seg(e.a, 64, segment.LocalOnly)
+	require.ErrorIs(t, s.jfs.Send(r.remote, l2.SGE(0, 8), 0, 1), urma.ErrClosed, "unimported remote")
+
+	require.NoError(t, s.jfs.Close())
+	require.NoError(t, s.jfs.Close())
+	require.ErrorIs(t, s.jfs.NOP(0, 1), urma.ErrClosed)
+	_, err := s.jfs.Query()
+	require.ErrorIs(t, err, urma.ErrClosed)
+
+	require.NoError(t, r.jfr.Close())
+	require.NoError(t, r.jfr.Close(), "double close")
+	require.ErrorIs(t, r.jfr.Recv(rb.SGE(0, 8), 1), urma.ErrClosed)
+	_, err = r.jfr.Query()
+	require.ErrorIs(t, err, urma.ErrClosed)
+	require.NoError(t, r.jfc.Close())
+	require.NoError(t, r.jfc.Close(), "double close")
+	_, err = r.jfc.Poll(make([]jetty.CR, 1))
+	require.ErrorIs(t, err, urma.ErrClosed)
+	require.ErrorIs(t, r.jfc.Rearm(false), urma.ErrClosed)
+
+	jfc := e.jfc(e.a, 0)
+	j, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc}})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	require.NoError(t, j.Close(), "double close")
+	require.ErrorIs(t, j.NOP(0, 1), urma.ErrClosed)
+	require.ErrorIs(t, j.Recv(l2.SGE(0, 8), 1), urma.ErrClosed)
+
+	tg := e.remoteSegTarget(64)
+	require.NoError(t, tg.Unimport())
+	require.NoError(t, tg.Unimport(), "double unimport")
+}
+
+func testContextClose(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	ce := e.jfce(e.a)
+	jfc := e.eventJFC(e.a, ce)
+	r := e.receiver(jetty.JFRConfig{})
+	require.NoError(t, e.a.Close())
+	require.NoError(t, e.a.Close(), "double close")
+	require.ErrorIs(t, s.jfs.NOP(0, 1), urma.ErrClosed)
+	_, err := s.jfs.Query()
+	require.ErrorIs(t, err, urma.ErrClosed)
+	require.NoError(t, l.Unregister(), "unregistering after the context closed is harmless")
+	_, err = jfc.Poll(make([]jetty.CR, 1))
+	require.ErrorIs(t, err, urma.ErrClosed)
+	_, err = segment.Alloc(e.a, 64, segment.Config{Access: segment.LocalOnly})
+	require.ErrorIs(t, err, urma.ErrClosed)
+	_, err = jetty.NewJFC(e.a, jetty.JFCConfig{})
+	require.ErrorIs(t, err, urma.ErrClosed)
+	_, err = jetty.ImportJFR(e.a, r.jfr.Descriptor(), 0)
+	require.ErrorIs(t, err, urma.ErrClosed)
+	// The target context is still open and its queues still work.
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 8), 1))
+	require.NoError(t, s.jfs.Close(), "closing a child after its context is harmless")
+	var nilCtx *urma.Context
+	require.NoError(t, nilCtx.Close(), "nil-safe")
+}
+
+func testJFCInUse(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	require.ErrorIs(t, s.jfc.Close(), urma.ErrBusy)
+	require.NoError(t, s.jfs.Close())
+	require.NoError(t, s.jfc.Close())
+}
+
+func testQuery(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{Depth: 16})
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, urma.StateReady, a.State)
+	require.Equal(t, jetty.RM, a.Mode)
+	require.Equal(t, 16, a.Depth)
+	require.Equal(t, e.a.EID(), a.ID.EID)
+	require.Equal(t, e.a.UASID(), a.ID.UASID)
+	r := e.receiver(jetty.JFRConfig{})
+	ra, err := r.jfr.Query()
+	require.NoError(t, err)
+	require.Equal(t, r.jfr.Descriptor().ID, ra.ID)
+	require.Equal(t, urma.StateReady, ra.State)
+}

@@ -1,0 +1,126 @@
+package providertest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+var validationTests = []test{
+	{"malformed requests", testMalformed},
+	{"partial batch", testPartialBatch},
+	{"message size above MaxMsgSize", testMsgTooLarge},
+	{"queue limits at creation", testCreateLimits},
+}
+
+// postErr posts wrs and returns the *jetty.PostError, failing if there is none.
+func postErr(t *testing.T, s *jetty.JFS, wrs []jetty.WR) *jetty.PostError {
+	t.Helper()
+	err := s.Post(wrs)
+	var pe *jetty.PostError
+	require.ErrorAs(t, err, &pe)
+	return pe
+}
+
+// testMalformed checks the post-time refusals of docs/semantics.md that
+// need no special device state; none of them may queue anything.
+func testMalformed(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{MaxInline: min(16, e.attr.MaxInline)})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	foreign := e.seg(e.b, 64, segment.LocalOnly) // memory of the other context
+	_, tg := e.remoteSeg(64, rwa)
+	one := func(wr jetty.WR) []jetty.WR { wr.Flags |= jetty.Signaled; return []jetty.WR{wr} }
+	cases := []struct {
+		name string
+		wr   jetty.WR
+	}{
+		{"READ with no local SGE", jetty.WR{Opcode: urma.OpRead, Target: r.remote, Remote: tg.SGE(0, 8)}},
+		{"inline READ", jetty.WR{Opcode: urma.OpRead, Flags: jetty.Inline, Target: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 8)}},
+		{"inline atomic", jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Inline, Target: r.remote, Inline: make([]byte, 8), Remote: tg.SGE(0, 8), Operand: 1}},
+		{"local SGE of another context", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{foreign.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
+		{"imported target as local memory", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{tg.SGE(0, 8)}, Remote: tg.SGE(8, 8)}},
+		{"local segment as remote memory", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: l.SGE(8, 8)}},
+		{"no target in RM", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
+	}
+	for _, c := range cases {
+		pe := postErr(t, s.jfs, one(c.wr))
+		require.ErrorIs(t, pe, urma.ErrInvalid, c.name)
+		require.Zero(t, pe.Index, c.name)
+	}
+	e.none(s.jfc)
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	require.Equal(t, urma.StateReady, a.State, "refused requests leave the queue READY")
+	require.Zero(t, a.Outstanding, "refused requests hold no slot")
+	require.NoError(t, s.jfs.NOP(0, 1))
+	e.pollOK(s.jfc)
+}
+
+// testPartialBatch checks that the requests before a refused one are
+// queued and executed, and the refused one and those after it are not.
+func testPartialBatch(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	dst, tg := e.remoteSeg(64, rwa)
+	copy(l.Bytes(), "abcdefgh")
+	w := func(off uint64, ctx uint64) jetty.WR {
+		return jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: ctx,
+			Local: []jetty.SGE{l.SGE(off, 2)}, Remote: tg.SGE(off, 2)}
+	}
+	bad := w(4, 3)
+	bad.Opcode = urma.OpRead
+	bad.Local = nil
+	pe := postErr(t, s.jfs, []jetty.WR{w(0, 1), w(2, 2), bad, w(6, 4)})
+	require.Equal(t, 2, pe.Index)
+	require.ErrorIs(t, pe, urma.ErrInvalid)
+	crs := e.poll(s.jfc, 2)
+	require.Equal(t, uint64(1), crs[0].UserCtx)
+	require.Equal(t, uint64(2), crs[1].UserCtx)
+	e.none(s.jfc)
+	require.Equal(t, "abcd\x00\x00\x00\x00", string(dst.Bytes()[:8]))
+}
+
+func testMsgTooLarge(t *testing.T, e *env) {
+	max := e.attr.MaxMsgSize
+	n := uint64(e.attr.MaxJFSSGE)
+	if max/n >= 1<<32-1 {
+		t.Skipf("MaxMsgSize %d cannot be exceeded with %d SGEs", max, n)
+	}
+	s := e.sender(jetty.JFSConfig{MaxSGE: e.attr.MaxJFSSGE})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	per := max/n + 1 // n SGEs of per bytes exceed max
+	sges := make([]jetty.SGE, n)
+	for i := range sges {
+		sges[i] = l.SGE(0, uint32(per))
+	}
+	pe := postErr(t, s.jfs, []jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: sges}})
+	require.ErrorIs(t, pe, urma.ErrInvalid)
+	e.none(s.jfc)
+}
+
+func testCreateLimits(t *testing.T, e *env) {
+	jfc := e.jfc(e.a, 0)
+	_, err := jetty.NewJFS(e.a, jetty.JFSConfig{JFC: jfc, Depth: e.attr.MaxJFSDepth + 1})
+	require.ErrorIs(t, err, urma.ErrInvalid, "JFS depth above the device's")
+	_, err = jetty.NewJFS(e.a, jetty.JFSConfig{JFC: jfc, MaxSGE: e.attr.MaxJFSSGE + 1})
+	require.ErrorIs(t, err, urma.ErrInvalid, "JFS SGEs above the device's")
+	_, err = jetty.NewJFR(e.a, jetty.JFRConfig{JFC: jfc, Depth: e.attr.MaxJFRDepth + 1})
+	require.ErrorIs(t, err, urma.ErrInvalid, "JFR depth above the device's")
+	_, err = jetty.NewJFR(e.a, jetty.JFRConfig{JFC: jfc, MaxSGE: e.attr.MaxJFRSGE + 1})
+	require.ErrorIs(t, err, urma.ErrInvalid, "JFR SGEs above the device's")
+	_, err = jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Depth: e.attr.MaxJFSDepth + 1}})
+	require.ErrorIs(t, err, urma.ErrInvalid, "jetty depth above the device's")
+	for _, m := range []jetty.Mode{jetty.RM, jetty.UM} {
+		if !e.attr.SupportsMode(m) {
+			_, err = jetty.NewJFS(e.a, jetty.JFSConfig{JFC: jfc, Mode: m})
+			require.ErrorIs(t, err, urma.ErrNotSupported, "mode %v the device lacks", m)
+		}
+	}
+}
