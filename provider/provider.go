@@ -156,3 +156,12 @@ type Jetty interface {
 	Bind(r Remote) error
 	Unbind() error
 }
+
+// SharedMemory is implemented by segments whose memory is a file another
+// process of the host can map (a memfd): the segment's bytes are
+// [offset, offset+Desc().Len) of fd. ok is false for memory the segment
+// does not own, such as registered caller memory. The fd stays owned by the
+// segment and is valid until it is closed.
+type SharedMemory interface {
+	MemFD() (fd int, offset int64, ok bool)
+}

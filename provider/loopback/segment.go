@@ -213,3 +213,11 @@ func (t *target) Close() error {
 	}
 	return nil
 }
+
+// MemFD implements provider.SharedMemory for allocated segments.
+func (s *segment) MemFD() (int, int64, bool) {
+	if s.m == nil || s.closed.Load() {
+		return -1, 0, false
+	}
+	return s.m.fd, 0, true
+}
