@@ -3,6 +3,7 @@ package loopback
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -17,6 +18,7 @@ type child interface {
 type lbContext struct {
 	eid    provider.EID
 	uasid  uint32
+	dir    string
 	closed atomic.Bool
 
 	mu       sync.Mutex
@@ -32,6 +34,13 @@ type lbContext struct {
 	// segs is indexed by segment handle; receive requests in shared rings
 	// name their buffers by handle (copy on write).
 	segs atomic.Pointer[[]*segment]
+	hnd  handles
+	// page holds the segments' shared entries; peers map it.
+	page *ctlPage
+	srv  *ctlServer
+
+	peersMu sync.Mutex
+	peers   map[fabricKey]*peerConn
 
 	events eventQueue
 }
@@ -41,12 +50,35 @@ type tokenInfo struct {
 	segs     []*segment
 }
 
-func newContext(eid provider.EID) *lbContext {
-	c := &lbContext{eid: eid, uasid: fabric.uasid.Add(1), tokens: map[uint32]*tokenInfo{},
-		recvqs: map[uint32]*endpoint{}}
+// newContext creates a context with a random UASID, unique on the host: it
+// must be free both in this process and in the runtime directory.
+func newContext(eid provider.EID) (*lbContext, error) {
+	dir := RuntimeDir()
+	if err := ensureDir(dir); err != nil {
+		return nil, err
+	}
+	page, err := newCtlPage()
+	if err != nil {
+		return nil, err
+	}
+	c := &lbContext{eid: eid, dir: dir, page: page, tokens: map[uint32]*tokenInfo{},
+		recvqs: map[uint32]*endpoint{}, peers: map[fabricKey]*peerConn{}}
 	c.events.init()
-	fabricAdd(c)
-	return c
+	for tries := 0; ; tries++ {
+		c.uasid = rand.Uint32()
+		if c.uasid == 0 || !fabricAdd(c) {
+			continue
+		}
+		err = c.listen()
+		if err == nil {
+			return c, nil
+		}
+		fabricRemove(c)
+		if !errors.Is(err, provider.ErrExist) || tries > 8 {
+			page.m.close()
+			return nil, err
+		}
+	}
 }
 
 func (c *lbContext) EID() provider.EID { return c.eid }
@@ -89,6 +121,9 @@ func (c *lbContext) disown(ch child) {
 	}
 }
 
+// Close tears the context down: its objects first (peers that map them see
+// them closed), then the control socket (peers are told goodbye), then the
+// links to the contexts it imported from.
 func (c *lbContext) Close() error {
 	c.mu.Lock()
 	if c.closed.Swap(true) {
@@ -102,8 +137,33 @@ func (c *lbContext) Close() error {
 	for i := len(kids) - 1; i >= 0; i-- {
 		kids[i].destroy()
 	}
+	c.srv.stop()
+	c.peersMu.Lock()
+	peers := c.peers
+	c.peers = map[fabricKey]*peerConn{}
+	c.peersMu.Unlock()
+	for _, p := range peers {
+		p.close()
+	}
 	c.events.close()
 	return nil
+}
+
+// peerLost is called when the link to p is gone: requests waiting on it
+// retry now and fail, and RC jetties bound to it go to ERROR with an event,
+// as an RC connection whose remote end vanished does.
+func (c *lbContext) peerLost(p *peerConn) {
+	tab := c.sendqs.Load()
+	if tab == nil {
+		return
+	}
+	for _, q := range *tab {
+		if q == nil {
+			continue
+		}
+		q.kick()
+		q.remoteLost(p)
+	}
 }
 
 func (c *lbContext) AllocTokenID() (uint32, error) {

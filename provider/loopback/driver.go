@@ -70,5 +70,9 @@ func (d *device) Open(eidIndex int) (provider.Context, error) {
 	if eidIndex < 0 || eidIndex >= len(d.eids) {
 		return nil, provider.Errorf(provider.ErrInvalid, "eid index %d out of range", eidIndex)
 	}
-	return newContext(d.eids[eidIndex]), nil
+	c, err := newContext(d.eids[eidIndex])
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -8,165 +8,109 @@ import (
 	"github.com/urma-go/sdk/provider"
 )
 
-// span is a piece of memory taken for the duration of one request, with the
-// segment it was acquired from (nil for inline data).
-type span struct {
-	b   []byte
-	seg *segment
-}
-
-// sgList is a scatter/gather list resolved to memory. It lives on the stack
-// of exec, so the data path does not allocate.
-type sgList struct {
-	s [maxSGE]span
-	n int
-}
-
-func (l *sgList) add(b []byte, seg *segment) { l.s[l.n] = span{b, seg}; l.n++ }
-
-func (l *sgList) release() {
-	for i := 0; i < l.n; i++ {
-		if l.s[i].seg != nil {
-			l.s[i].seg.release()
-		}
-	}
-	l.n = 0
-}
-
-func (l *sgList) total() uint64 {
-	var t uint64
-	for i := 0; i < l.n; i++ {
-		t += uint64(len(l.s[i].b))
-	}
-	return t
-}
-
-// copySG copies src into dst piece by piece and returns the bytes copied.
-func copySG(dst, src *sgList) uint64 {
-	var n uint64
-	di, doff := 0, 0
-	for si := 0; si < src.n; si++ {
-		b := src.s[si].b
-		for len(b) > 0 && di < dst.n {
-			c := copy(dst.s[di].b[doff:], b)
-			b, doff, n = b[c:], doff+c, n+uint64(c)
-			if doff == len(dst.s[di].b) {
-				di, doff = di+1, 0
-			}
-		}
-	}
-	return n
-}
-
 // local resolves the request's local SGEs (or inline data); false means a
 // local protection error.
 func (q *sendq) local(w *provider.WR, l *sgList) bool {
 	if w.Flags&provider.FlagInline != 0 {
-		l.add(w.Inline, nil)
+		l.addBytes(w.Inline)
 		return true
 	}
 	for i := range w.Local {
 		sg := &w.Local[i]
 		seg, _ := provider.RawMem(sg.Seg).(*segment)
-		if seg == nil || !seg.acquire() {
+		if seg == nil || seg.ref.acquire() != provider.CRSuccess {
 			l.release()
 			return false
 		}
-		b, ok := seg.span(sg.Addr, sg.Len)
+		s, ok := seg.ref.span(sg.Addr, sg.Len)
 		if !ok {
-			seg.release()
+			seg.ref.release()
 			l.release()
 			return false
 		}
-		l.add(b, seg)
+		l.add(s)
 	}
 	return true
 }
 
-// remoteSpan acquires the remote range if the segment grants need.
-func remoteSpan(sg *provider.SGE, n uint32, need provider.Access) (span, bool) {
+// remoteSpan acquires the remote range if the segment grants need; on
+// failure it returns the status the request completes with.
+func remoteSpan(sg *provider.SGE, n uint32, need provider.Access) (span, provider.CRStatus) {
 	t, _ := provider.RawMem(sg.Seg).(*target)
-	if t == nil || t.closed.Load() {
-		return span{}, false
+	if t == nil || t.closed.Load() || t.ref.access&need != need {
+		return span{}, provider.CRRemAccessAbortErr
 	}
-	seg := t.seg
-	if seg.desc.Access&need != need || !seg.acquire() {
-		return span{}, false
+	if st := t.ref.acquire(); st != provider.CRSuccess {
+		return span{}, st
 	}
-	b, ok := seg.span(sg.Addr, n)
+	s, ok := t.ref.span(sg.Addr, n)
 	if !ok {
-		seg.release()
-		return span{}, false
+		t.ref.release()
+		return span{}, provider.CRRemAccessAbortErr
 	}
-	return span{b, seg}, true
+	return s, provider.CRSuccess
 }
 
 // exec runs one request and completes it. It returns true when the request
 // must wait for a receive at its target (RNR) and has done nothing.
 func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
 	var l sgList
-	switch w.Opcode {
-	case provider.OpNOP:
+	if w.Opcode == provider.OpNOP {
 		q.complete(w, seq, nil, provider.CRSuccess, 0)
 		return false
-	case provider.OpSend, provider.OpSendImm:
-		if !q.local(w, &l) {
-			q.fail(w, seq, rem, provider.CRLocAccessErr)
-			return false
-		}
-		defer l.release()
-		return q.deliver(w, seq, rem, &l, nil)
-	case provider.OpWrite, provider.OpWriteImm:
-		if !q.local(w, &l) {
-			q.fail(w, seq, rem, provider.CRLocAccessErr)
-			return false
-		}
-		defer l.release()
-		dst, ok := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite)
-		if !ok {
-			q.fail(w, seq, rem, provider.CRRemAccessAbortErr)
-			return false
-		}
-		defer dst.seg.release()
-		if w.Opcode == provider.OpWriteImm {
-			return q.deliver(w, seq, rem, &l, &dst)
-		}
-		var d sgList
-		d.s[0], d.n = span{dst.b, nil}, 1
-		n := copySG(&d, &l)
-		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
-		return false
-	case provider.OpRead:
-		if !q.local(w, &l) {
-			q.fail(w, seq, rem, provider.CRLocAccessErr)
-			return false
-		}
-		defer l.release()
-		src, ok := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessRead)
-		if !ok {
-			q.fail(w, seq, rem, provider.CRRemAccessAbortErr)
-			return false
-		}
-		var s sgList
-		s.s[0], s.n = span{src.b, nil}, 1
-		n := copySG(&l, &s)
-		src.seg.release()
-		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
-		return false
 	}
-	// Atomics (validate admitted nothing else).
 	if !q.local(w, &l) {
 		q.fail(w, seq, rem, provider.CRLocAccessErr)
 		return false
 	}
 	defer l.release()
-	dst, ok := remoteSpan(&w.Remote, 8, provider.AccessAtomic)
-	if !ok {
-		q.fail(w, seq, rem, provider.CRRemAccessAbortErr)
+	switch w.Opcode {
+	case provider.OpSend, provider.OpSendImm:
+		return q.deliver(w, seq, rem, &l, nil)
+	case provider.OpWrite, provider.OpWriteImm:
+		dst, st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite)
+		if st != provider.CRSuccess {
+			q.fail(w, seq, rem, st)
+			return false
+		}
+		defer dst.ref.release()
+		if w.Opcode == provider.OpWriteImm {
+			return q.deliver(w, seq, rem, &l, &dst)
+		}
+		var d sgList
+		d.add(dst)
+		n, err := copySG(&d, &l)
+		if err != nil {
+			q.fail(w, seq, rem, dst.ref.lossStatus())
+			return false
+		}
+		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
+		return false
+	case provider.OpRead:
+		src, st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessRead)
+		if st != provider.CRSuccess {
+			q.fail(w, seq, rem, st)
+			return false
+		}
+		var s sgList
+		s.add(src)
+		n, err := copySG(&l, &s)
+		src.ref.release()
+		if err != nil {
+			q.fail(w, seq, rem, src.ref.lossStatus())
+			return false
+		}
+		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
+		return false
+	}
+	// Atomics (validate admitted nothing else, and only on mapped memory).
+	dst, st := remoteSpan(&w.Remote, 8, provider.AccessAtomic)
+	if st != provider.CRSuccess {
+		q.fail(w, seq, rem, st)
 		return false
 	}
 	old := atomicOp(w, (*uint64)(unsafe.Pointer(&dst.b[0])))
-	dst.seg.release()
+	dst.ref.release()
 	binary.NativeEndian.PutUint64(l.s[0].b, old)
 	q.complete(w, seq, rem, provider.CRSuccess, 8)
 	return false
@@ -200,25 +144,63 @@ func atomicOp(w *provider.WR, p *uint64) uint64 {
 	}
 }
 
+// lossStatus is the status of an access that failed midway: the peer's
+// loss if its process went away, a remote access error otherwise.
+func (r *memRef) lossStatus() provider.CRStatus {
+	if r.peer != nil {
+		if st := r.peer.lossStatus(); st != provider.CRSuccess {
+			return st
+		}
+	}
+	return provider.CRRemAccessAbortErr
+}
+
+// enterRQ brackets a delivery into v so that its memory stays mapped.
+func enterRQ(v *rqView) provider.CRStatus {
+	if v.local != nil {
+		if !v.local.enter() {
+			return provider.CRRemAccessAbortErr
+		}
+		return provider.CRSuccess
+	}
+	return v.peer.enter()
+}
+
+func leaveRQ(v *rqView) {
+	if v.local != nil {
+		v.local.leave()
+		return
+	}
+	v.peer.leave()
+}
+
 // deliver consumes a receive at the target for SEND, SEND_IMM and
 // WRITE_IMM. For WRITE_IMM, dst is the remote range the data goes to and the
 // receive only carries the immediate.
 func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, dst *span) (rnr bool) {
-	rq := rem.ep.rq
-	if rq.closed.Load() || provider.State(rq.state.Load()) != provider.StateReady {
+	v := rem.rq
+	if st := enterRQ(v); st != provider.CRSuccess {
+		q.fail(w, seq, rem, st)
+		return false
+	}
+	defer leaveRQ(v)
+	if provider.State(v.ring.meta(metaState).Load()) != provider.StateReady {
 		q.fail(w, seq, rem, provider.CRRemAccessAbortErr)
 		return false
 	}
-	pos, ok := rq.ring.claim()
+	pos, ok := v.ring.claim()
 	if !ok {
-		rq.addWaiter(q)
-		// A receive posted between claim and addWaiter would not kick us;
-		// the RNR timer covers that window.
+		if v.local != nil {
+			v.local.addWaiter(q)
+		}
+		// A receive posted between claim and addWaiter would not kick us,
+		// nor would one posted by another process; the RNR timer covers
+		// both.
 		return true
 	}
-	slot := (*recvSlot)(rq.ring.payload(pos))
-	cr := provider.CR{Status: provider.CRSuccess, Opcode: w.Opcode, Flags: provider.CRFlagRecv | rq.crFlags,
-		UserCtx: slot.userCtx, LocalID: rq.id, RemoteID: q.ctx.jettyID(q.id)}
+	slot := (*recvSlot)(v.ring.payload(pos))
+	cr := provider.CR{Status: provider.CRSuccess, Opcode: w.Opcode, Flags: provider.CRFlagRecv | v.crFlags,
+		UserCtx: slot.userCtx, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
 	if w.Flags&provider.FlagSolicited != 0 {
 		cr.Flags |= provider.CRFlagSolicited
 	}
@@ -230,24 +212,27 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	st := provider.CRSuccess
 	if dst != nil {
 		var d sgList
-		d.s[0], d.n = span{dst.b, nil}, 1
-		n = copySG(&d, src)
+		d.add(*dst)
+		var err error
+		if n, err = copySG(&d, src); err != nil {
+			cr.Status, st = provider.CRLocAccessErr, dst.ref.lossStatus()
+		}
 	} else {
 		var r sgList
 		ok := true
-		for _, sg := range rq.sges(pos) {
-			seg := rq.ctx.segByHandle(sg.handle)
-			if seg == nil || !seg.acquire() {
+		for _, sg := range v.sges(pos) {
+			ref := v.bufRef(sg.handle, sg.gen)
+			if ref == nil || ref.acquire() != provider.CRSuccess {
 				ok = false
 				break
 			}
-			b, in := seg.span(sg.addr, sg.length)
+			b, in := ref.span(sg.addr, sg.length)
 			if !in {
-				seg.release()
+				ref.release()
 				ok = false
 				break
 			}
-			r.add(b, seg)
+			r.add(b)
 		}
 		switch {
 		case !ok:
@@ -255,17 +240,31 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		case src.total() > r.total():
 			cr.Status, st = provider.CRLocLenErr, provider.CRRemOperationErr
 		default:
-			n = copySG(&r, src)
+			var err error
+			if n, err = copySG(&r, src); err != nil {
+				cr.Status, st = provider.CRLocAccessErr, provider.CRRemOperationErr
+			}
 			cr.Len = uint32(n)
 		}
 		r.release()
 	}
-	rq.ring.release(pos)
-	rq.jfc.push(&cr, 0, 0)
+	v.ring.release(pos)
+	v.jfc.push(&cr, 0, 0)
 	if st != provider.CRSuccess {
 		q.fail(w, seq, rem, st)
 		return false
 	}
 	q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
 	return false
+}
+
+// bufRef resolves a receive buffer named by handle and generation.
+func (v *rqView) bufRef(h, gen uint32) *memRef {
+	if v.local != nil {
+		if s := v.local.ctx.segByHandle(h, gen); s != nil {
+			return &s.ref
+		}
+		return nil
+	}
+	return v.peer.bufRef(h, gen)
 }

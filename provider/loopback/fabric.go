@@ -2,17 +2,16 @@ package loopback
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
 )
 
-// The fabric is how contexts find each other: by EID and UASID, as a UB
-// address names a process's address space.
+// The fabric is how contexts of this process find each other: by EID and
+// UASID, as a UB address names a process's address space. Contexts of other
+// processes are found through the runtime directory instead (see peer.go).
 var fabric struct {
-	mu    sync.RWMutex
-	ctxs  map[fabricKey]*lbContext
-	uasid atomic.Uint32
+	mu   sync.RWMutex
+	ctxs map[fabricKey]*lbContext
 }
 
 type fabricKey struct {
@@ -20,27 +19,33 @@ type fabricKey struct {
 	uasid uint32
 }
 
-func fabricAdd(c *lbContext) {
+// fabricAdd records c unless its key is taken, which a random UASID makes
+// all but impossible; false asks the caller to draw another.
+func fabricAdd(c *lbContext) bool {
 	fabric.mu.Lock()
 	defer fabric.mu.Unlock()
 	if fabric.ctxs == nil {
 		fabric.ctxs = map[fabricKey]*lbContext{}
 	}
-	fabric.ctxs[fabricKey{c.eid, c.uasid}] = c
+	k := fabricKey{c.eid, c.uasid}
+	if fabric.ctxs[k] != nil {
+		return false
+	}
+	fabric.ctxs[k] = c
+	return true
 }
 
 func fabricRemove(c *lbContext) {
 	fabric.mu.Lock()
 	defer fabric.mu.Unlock()
-	delete(fabric.ctxs, fabricKey{c.eid, c.uasid})
+	if fabric.ctxs[fabricKey{c.eid, c.uasid}] == c {
+		delete(fabric.ctxs, fabricKey{c.eid, c.uasid})
+	}
 }
 
-func fabricFind(eid provider.EID, uasid uint32) (*lbContext, error) {
+// fabricFind returns the context of this process at eid and uasid, or nil.
+func fabricFind(eid provider.EID, uasid uint32) *lbContext {
 	fabric.mu.RLock()
-	c := fabric.ctxs[fabricKey{eid, uasid}]
-	fabric.mu.RUnlock()
-	if c == nil {
-		return nil, provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d", eid, uasid)
-	}
-	return c, nil
+	defer fabric.mu.RUnlock()
+	return fabric.ctxs[fabricKey{eid, uasid}]
 }

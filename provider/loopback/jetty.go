@@ -10,7 +10,7 @@ import (
 type remote struct {
 	ctx    *lbContext
 	desc   provider.JettyDesc
-	ep     *endpoint
+	rq     *rqView
 	closed atomic.Bool
 }
 
@@ -21,23 +21,23 @@ func (c *lbContext) Import(desc provider.JettyDesc, token uint32) (provider.Remo
 	if err := desc.Validate(); err != nil {
 		return nil, err
 	}
-	owner, err := fabricFind(desc.ID.EID, desc.ID.UASID)
-	if err != nil {
-		return nil, err
+	var rq *rqView
+	if owner := fabricFind(desc.ID.EID, desc.ID.UASID); owner != nil {
+		ep, err := owner.findEndpoint(desc, token)
+		if err != nil {
+			return nil, err
+		}
+		rq = &ep.rq.view
+	} else {
+		p, err := c.peer(desc.ID.EID, desc.ID.UASID)
+		if err != nil {
+			return nil, err
+		}
+		if rq, err = p.importJetty(desc, token); err != nil {
+			return nil, err
+		}
 	}
-	owner.mu.Lock()
-	ep := owner.recvqs[desc.ID.ID]
-	owner.mu.Unlock()
-	if ep == nil || ep.desc.Kind != desc.Kind {
-		return nil, provider.Errorf(provider.ErrNotFound, "no %v with id %d", desc.Kind, desc.ID.ID)
-	}
-	if ep.desc != desc {
-		return nil, provider.Errorf(provider.ErrInvalid, "descriptor does not match %v", ep.desc)
-	}
-	if ep.desc.TokenPolicy != provider.TokenNone && ep.token != token {
-		return nil, provider.Errorf(provider.ErrPermission, "wrong token for %v %d", desc.Kind, desc.ID.ID)
-	}
-	r := &remote{ctx: c, desc: desc, ep: ep}
+	r := &remote{ctx: c, desc: desc, rq: rq}
 	if _, err := c.adopt(r); err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (c *lbContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 		return nil, err
 	}
 	if j.shared == nil {
-		j.rq.id = q.id
+		j.rq.setID(q.id)
 	}
 	desc.ID = c.jettyID(q.id)
 	j.ep = &endpoint{desc: desc, token: token, rq: j.rq, jetty: j}

@@ -1,7 +1,6 @@
 package loopback
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -26,25 +25,86 @@ type crSlot struct {
 	flags       uint8
 }
 
+var crSlotSize = unsafe.Sizeof(crSlot{})
+
+// Arm states, in a JFC ring's metaArmed word.
 const (
-	disarmed int32 = iota
+	disarmed uint32 = iota
 	armedAll
 	armedSolicited
 )
+
+// Meta words of a JFC ring. They are shared with every process that pushes
+// records, so the arm state and the event flag work across processes.
+const (
+	metaArmed    = 0 // an arm state
+	metaNotified = 1 // 1 while an event is signalled and not yet taken by Wait
+	metaOverflow = 2 // 1 once a record was dropped
+)
+
+// jfcView is a JFC as a producer of records sees it: the ring and the event
+// fd of its JFCE, in this process or mapped from a peer.
+type jfcView struct {
+	ring *ring
+	efd  int  // the JFCE's eventfd, -1 without one
+	own  *jfc // the JFC itself when it is in this process
+	// peer and id name the JFC when it lives in another process, so that an
+	// overflow can be reported to its owner.
+	peer *peerConn
+	id   uint32
+}
+
+// push adds a record. It is called by whichever goroutine, in whichever
+// process, completed the request.
+func (v *jfcView) push(cr *provider.CR, qid uint32, sqSeq uint64) {
+	pos, ok := v.ring.reserve()
+	if !ok {
+		v.overflow()
+		return
+	}
+	s := (*crSlot)(v.ring.payload(pos))
+	*s = crSlot{userCtx: cr.UserCtx, imm: cr.Imm, sqSeq: sqSeq, remoteEID: cr.RemoteID.EID,
+		remoteUASID: cr.RemoteID.UASID, remoteID: cr.RemoteID.ID, length: cr.Len, localID: cr.LocalID,
+		qid: qid, status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
+	v.ring.publish(pos)
+	armed := v.ring.meta(metaArmed)
+	if mode := armed.Load(); mode != disarmed {
+		wanted := mode == armedAll || cr.Status != provider.CRSuccess || cr.Flags&provider.CRFlagSolicited != 0
+		if wanted && armed.CompareAndSwap(mode, disarmed) {
+			v.ring.meta(metaNotified).Store(1)
+			if v.efd >= 0 {
+				signalEventfd(v.efd)
+			}
+		}
+	}
+}
+
+// overflow reports the first dropped record as a JFC_ERR async event of the
+// JFC's owner.
+func (v *jfcView) overflow() {
+	if v.ring.meta(metaOverflow).Swap(1) != 0 {
+		return
+	}
+	if v.own != nil {
+		v.own.ctx.events.raise(provider.EventJFCErr, &v.own.src)
+		return
+	}
+	if v.peer != nil {
+		v.peer.notifyOverflow(v.id)
+	}
+}
 
 type jfc struct {
 	ctx   *lbContext
 	id    uint32
 	depth int
-	ring  *ring
+	view  jfcView
 	jfce  *jfce
 	src   eventSource
 
-	armed      atomic.Int32
-	events     atomic.Int32 // delivered by Wait, not yet acked
-	users      atomic.Int32 // queues completing into this JFC
-	overflowed atomic.Bool
-	closed     atomic.Bool
+	events atomic.Int32 // delivered by Wait, not yet acked
+	users  atomic.Int32 // queues completing into this JFC
+	closed atomic.Bool
 }
 
 func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
@@ -64,11 +124,15 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 			return nil, errClosed("jfce")
 		}
 	}
-	r, err := newRing("jfc", cfg.Depth, unsafe.Sizeof(crSlot{}))
+	r, err := newRing("jfc", cfg.Depth, crSlotSize)
 	if err != nil {
 		return nil, err
 	}
-	j := &jfc{ctx: c, depth: cfg.Depth, ring: r, jfce: e}
+	j := &jfc{ctx: c, depth: cfg.Depth, jfce: e}
+	j.view = jfcView{ring: r, efd: -1, own: j}
+	if e != nil {
+		j.view.efd = e.efd
+	}
 	j.src.owner = cfg.Owner
 	if j.src.owner == nil {
 		j.src.owner = j
@@ -77,58 +141,32 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 		r.close()
 		return nil, err
 	}
+	j.view.id = j.id
 	if e != nil {
-		e.users.Add(1)
+		e.add(j)
 	}
 	return j, nil
 }
 
 func (j *jfc) Depth() int { return j.depth }
 
-// push adds a record. It is called by whichever goroutine completed the
-// request, on the initiator's or the target's side.
-func (j *jfc) push(cr *provider.CR, qid uint32, sqSeq uint64) {
-	if j.closed.Load() {
-		return
-	}
-	pos, ok := j.ring.reserve()
-	if !ok {
-		if !j.overflowed.Swap(true) {
-			j.ctx.events.raise(provider.EventJFCErr, &j.src)
-		}
-		return
-	}
-	s := (*crSlot)(j.ring.payload(pos))
-	*s = crSlot{userCtx: cr.UserCtx, imm: cr.Imm, sqSeq: sqSeq, remoteEID: cr.RemoteID.EID,
-		remoteUASID: cr.RemoteID.UASID, remoteID: cr.RemoteID.ID, length: cr.Len, localID: cr.LocalID,
-		qid: qid, status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
-	j.ring.publish(pos)
-	if j.jfce != nil {
-		if mode := j.armed.Load(); mode != disarmed {
-			wanted := mode == armedAll || cr.Status != provider.CRSuccess || cr.Flags&provider.CRFlagSolicited != 0
-			if wanted && j.armed.CompareAndSwap(mode, disarmed) {
-				j.jfce.signal(j)
-			}
-		}
-	}
-}
-
 func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	if j.closed.Load() {
 		return 0, errClosed("jfc")
 	}
+	r := j.view.ring
 	n := 0
 	for n < len(crs) {
-		pos, ok := j.ring.claim()
+		pos, ok := r.claim()
 		if !ok {
 			break
 		}
-		s := (*crSlot)(j.ring.payload(pos))
+		s := (*crSlot)(r.payload(pos))
 		crs[n] = provider.CR{Status: provider.CRStatus(s.status), Opcode: provider.Opcode(s.opcode),
 			Flags: provider.CRFlags(s.flags), Len: s.length, UserCtx: s.userCtx, LocalID: s.localID,
 			RemoteID: provider.JettyID{EID: s.remoteEID, UASID: s.remoteUASID, ID: s.remoteID}, Imm: s.imm}
 		qid, seq := s.qid, s.sqSeq
-		j.ring.release(pos)
+		r.release(pos)
 		if seq != 0 {
 			if q := j.ctx.sendqByID(qid); q != nil {
 				q.credit(seq)
@@ -150,12 +188,13 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	if solicitedOnly {
 		mode = armedSolicited
 	}
-	j.armed.Store(mode)
+	armed := j.view.ring.meta(metaArmed)
+	armed.Store(mode)
 	// Records that arrived before the arm would never raise an event: refuse,
 	// as urma_rearm_jfc does, so the caller polls them first.
-	if j.ring.count() > 0 {
-		j.armed.CompareAndSwap(mode, disarmed)
-		return provider.Errorf(provider.ErrAgain, "jfc has %d unread records; poll them first", j.ring.count())
+	if n := j.view.ring.count(); n > 0 {
+		armed.CompareAndSwap(mode, disarmed)
+		return provider.Errorf(provider.ErrAgain, "jfc has %d unread records; poll them first", n)
 	}
 	return nil
 }
@@ -207,127 +246,6 @@ func (j *jfc) destroy() {
 	j.ctx.events.forget(&j.src)
 	if j.jfce != nil {
 		j.jfce.drop(j)
-		j.jfce.users.Add(-1)
 	}
-	j.ring.close()
-}
-
-// jfce is a completion event channel: a list of JFCs with events and a
-// wake-up channel for Wait.
-type jfce struct {
-	ctx    *lbContext
-	mu     sync.Mutex
-	ready  []*jfc
-	wake   chan struct{}
-	users  atomic.Int32
-	closed atomic.Bool
-}
-
-func (c *lbContext) NewJFCE() (provider.JFCE, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	e := &jfce{ctx: c, wake: make(chan struct{}, 1)}
-	if _, err := c.adopt(e); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-func (e *jfce) signal(j *jfc) {
-	e.mu.Lock()
-	e.ready = append(e.ready, j)
-	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (e *jfce) drop(j *jfc) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	kept := e.ready[:0]
-	for _, x := range e.ready {
-		if x != j {
-			kept = append(kept, x)
-		}
-	}
-	e.ready = kept
-}
-
-func (e *jfce) take(out []any) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for n < len(out) && len(e.ready) > 0 {
-		j := e.ready[0]
-		e.ready = e.ready[1:]
-		j.events.Add(1)
-		out[n] = j.src.owner
-		n++
-	}
-	if len(e.ready) > 0 {
-		select {
-		case e.wake <- struct{}{}:
-		default:
-		}
-	}
-	return n
-}
-
-func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
-	if e.closed.Load() {
-		return 0, errClosed("jfce")
-	}
-	if len(out) == 0 {
-		return 0, provider.Errorf(provider.ErrInvalid, "empty output")
-	}
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	for {
-		if n := e.take(out); n > 0 {
-			return n, nil
-		}
-		if timeout == 0 {
-			return 0, provider.Errorf(provider.ErrTimeout, "no completion event")
-		}
-		select {
-		case <-e.wake:
-		case <-deadline:
-			if n := e.take(out); n > 0 {
-				return n, nil
-			}
-			return 0, provider.Errorf(provider.ErrTimeout, "no completion event within %v", timeout)
-		}
-		if e.closed.Load() {
-			return 0, errClosed("jfce")
-		}
-	}
-}
-
-func (e *jfce) Close() error {
-	if e.closed.Load() {
-		return errClosed("jfce")
-	}
-	if n := e.users.Load(); n > 0 {
-		return provider.Errorf(provider.ErrBusy, "jfce is used by %d jfcs", n)
-	}
-	e.ctx.disown(e)
-	e.destroy()
-	return nil
-}
-
-func (e *jfce) destroy() {
-	if e.closed.Swap(true) {
-		return
-	}
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+	j.view.ring.close()
 }

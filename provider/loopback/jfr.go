@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -9,7 +10,8 @@ import (
 )
 
 // recvSlot is a receive request as it lies in a receive ring, followed by
-// nsge recvSGEs. Buffers are named by segment handle, not by pointer.
+// nsge recvSGEs. Buffers are named by segment handle and generation, not by
+// pointer, so that a sender in another process can resolve them.
 type recvSlot struct {
 	userCtx uint64
 	nsge    uint32
@@ -20,6 +22,19 @@ type recvSGE struct {
 	addr   uint64
 	length uint32
 	handle uint32
+	gen    uint32
+	_      uint32
+}
+
+// metaState is the receive ring's meta word holding the queue's state, or
+// stateClosed once the queue is gone; senders in any process read it.
+const (
+	metaState   = 0
+	stateClosed = 0xff
+)
+
+func recvSlotSize(maxSGE int) uintptr {
+	return unsafe.Sizeof(recvSlot{}) + uintptr(maxSGE)*unsafe.Sizeof(recvSGE{})
 }
 
 // recvq is the receive side of a JFR or of a Jetty with its own queue.
@@ -34,11 +49,26 @@ type recvq struct {
 	jfc         *jfc
 	ring        *ring
 	crFlags     provider.CRFlags
-	state       atomic.Uint32
 	closed      atomic.Bool
+	// inflight counts senders of this process inside a delivery, so that
+	// destroy does not unmap the ring under them.
+	inflight atomic.Int32
+	view     rqView
 
 	mu      sync.Mutex
 	waiters []*sendq // senders in RNR wait on this queue
+}
+
+// rqView is a receive queue as a sender sees it: in this process (local),
+// or mapped from a peer process.
+type rqView struct {
+	id      uint32
+	maxSGE  int
+	ring    *ring
+	jfc     *jfcView
+	crFlags provider.CRFlags
+	local   *recvq
+	peer    *peerConn
 }
 
 func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
@@ -58,16 +88,36 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRing("jfr", cfg.Depth, unsafe.Sizeof(recvSlot{})+uintptr(cfg.MaxSGE)*unsafe.Sizeof(recvSGE{}))
+	r, err := newRing("jfr", cfg.Depth, recvSlotSize(cfg.MaxSGE))
 	if err != nil {
 		return nil, err
 	}
 	q := &recvq{ctx: c, maxSGE: cfg.MaxSGE, depth: cfg.Depth, mode: cfg.Mode, tokenPolicy: cfg.TokenPolicy,
 		token: cfg.Token, jfc: j, ring: r}
-	q.state.Store(uint32(provider.StateReady))
+	q.state().Store(uint32(provider.StateReady))
 	j.users.Add(1)
 	return q, nil
 }
+
+// setID gives the queue its id, once its JFR or Jetty has one.
+func (q *recvq) setID(id uint32) {
+	q.id = id
+	q.view = rqView{id: id, maxSGE: q.maxSGE, ring: q.ring, jfc: &q.jfc.view, crFlags: q.crFlags, local: q}
+}
+
+func (q *recvq) state() *atomic.Uint32 { return q.ring.meta(metaState) }
+
+// enter and leave bracket a delivery by a sender of this process.
+func (q *recvq) enter() bool {
+	q.inflight.Add(1)
+	if q.closed.Load() {
+		q.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (q *recvq) leave() { q.inflight.Add(-1) }
 
 // ownJFC checks that a JFC belongs to this context and is open.
 func (c *lbContext) ownJFC(p provider.JFC) (*jfc, error) {
@@ -81,18 +131,20 @@ func (c *lbContext) ownJFC(p provider.JFC) (*jfc, error) {
 	return j, nil
 }
 
-func (q *recvq) sges(pos uint64) []recvSGE {
-	p := q.ring.payload(pos)
+// sges returns the buffers of the receive request in slot pos.
+func (v *rqView) sges(pos uint64) []recvSGE {
+	p := v.ring.payload(pos)
 	s := (*recvSlot)(p)
-	return unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)[:s.nsge]
+	n := min(int(s.nsge), v.maxSGE)
+	return unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), v.maxSGE)[:n]
 }
 
 func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	if q.closed.Load() {
 		return 0, errClosed("jfr")
 	}
-	if provider.State(q.state.Load()) != provider.StateReady {
-		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", provider.State(q.state.Load()))
+	if st := provider.State(q.state().Load()); st != provider.StateReady {
+		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", st)
 	}
 	for i := range wrs {
 		w := &wrs[i]
@@ -113,7 +165,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		dst := unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)
 		for k := range w.Local {
 			s, _ := q.ctx.localSeg(w.Local[k].Seg)
-			dst[k] = recvSGE{addr: w.Local[k].Addr, length: w.Local[k].Len, handle: s.handle}
+			dst[k] = recvSGE{addr: w.Local[k].Addr, length: w.Local[k].Len, handle: s.handle, gen: s.ref.gen}
 		}
 		q.ring.publish(pos)
 	}
@@ -121,8 +173,9 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	return len(wrs), nil
 }
 
-// wakeSenders lets senders waiting for a receive retry now rather than at
-// their next RNR timer tick.
+// wakeSenders lets senders of this process waiting for a receive retry now
+// rather than at their next RNR timer tick. Senders in other processes
+// retry on their timer.
 func (q *recvq) wakeSenders() {
 	q.mu.Lock()
 	if len(q.waiters) == 0 {
@@ -152,7 +205,7 @@ func (q *recvq) query() (provider.QueueAttr, error) {
 	if q.closed.Load() {
 		return provider.QueueAttr{}, errClosed("jfr")
 	}
-	return provider.QueueAttr{ID: q.ctx.jettyID(q.id), State: provider.State(q.state.Load()), Mode: q.mode,
+	return provider.QueueAttr{ID: q.ctx.jettyID(q.id), State: provider.State(q.state().Load()), Mode: q.mode,
 		Depth: q.depth, Outstanding: q.ring.count()}, nil
 }
 
@@ -162,7 +215,7 @@ func (q *recvq) modify(s provider.State) error {
 	}
 	switch s {
 	case provider.StateReset, provider.StateReady, provider.StateError:
-		q.state.Store(uint32(s))
+		q.state().Store(uint32(s))
 		return nil
 	}
 	return provider.Errorf(provider.ErrInvalid, "jfr state %v", s)
@@ -171,6 +224,12 @@ func (q *recvq) modify(s provider.State) error {
 func (q *recvq) destroy() {
 	if q.closed.Swap(true) {
 		return
+	}
+	// Peers that map the ring see the queue gone; senders of this process
+	// finish their delivery before the ring is unmapped.
+	q.state().Store(stateClosed)
+	for q.inflight.Load() > 0 {
+		runtime.Gosched()
 	}
 	q.jfc.users.Add(-1)
 	q.ring.close()
@@ -204,11 +263,13 @@ func (c *lbContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
 	if j.src.owner == nil {
 		j.src.owner = j
 	}
-	if q.id, err = c.adopt(j); err != nil {
+	id, err := c.adopt(j)
+	if err != nil {
 		q.destroy()
 		return nil, err
 	}
-	j.ep = &endpoint{desc: provider.JettyDesc{ID: c.jettyID(q.id), Kind: provider.KindJFR, Mode: cfg.Mode,
+	q.setID(id)
+	j.ep = &endpoint{desc: provider.JettyDesc{ID: c.jettyID(id), Kind: provider.KindJFR, Mode: cfg.Mode,
 		TokenPolicy: cfg.TokenPolicy}, token: cfg.Token, rq: q}
 	c.addEndpoint(j.ep)
 	return j, nil
@@ -224,6 +285,27 @@ func (c *lbContext) removeEndpoint(id uint32) {
 	c.mu.Lock()
 	delete(c.recvqs, id)
 	c.mu.Unlock()
+}
+
+// findEndpoint checks an import request against the JFR or Jetty it names.
+func (c *lbContext) findEndpoint(desc provider.JettyDesc, token uint32) (*endpoint, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.findEndpointLocked(desc, token)
+}
+
+func (c *lbContext) findEndpointLocked(desc provider.JettyDesc, token uint32) (*endpoint, error) {
+	ep := c.recvqs[desc.ID.ID]
+	if ep == nil || ep.desc.Kind != desc.Kind {
+		return nil, provider.Errorf(provider.ErrNotFound, "no %v with id %d", desc.Kind, desc.ID.ID)
+	}
+	if ep.desc != desc {
+		return nil, provider.Errorf(provider.ErrInvalid, "descriptor does not match %v", ep.desc)
+	}
+	if ep.desc.TokenPolicy != provider.TokenNone && ep.token != token {
+		return nil, provider.Errorf(provider.ErrPermission, "wrong token for %v %d", desc.Kind, desc.ID.ID)
+	}
+	return ep, nil
 }
 
 func (j *jfrObj) PostRecv(wrs []provider.RecvWR) (int, error) { return j.postRecv(wrs) }

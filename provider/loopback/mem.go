@@ -43,11 +43,25 @@ func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 	return &mapping{fd: fd, mem: mem}, nil
 }
 
+// attachMapping maps size bytes of a memfd received from another process.
+// It takes ownership of fd and closes it: the mapping alone keeps the
+// memory alive.
+func attachMapping(fd int, size uint64) (*mapping, error) {
+	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	unix.Close(fd)
+	if err != nil {
+		return nil, provider.Errorf(provider.ErrNoMemory, "mmap %d bytes of a peer's memory: %v", size, err)
+	}
+	return &mapping{fd: -1, mem: mem}, nil
+}
+
 func (m *mapping) close() {
 	if m == nil || m.mem == nil {
 		return
 	}
 	_ = unix.Munmap(m.mem)
-	_ = unix.Close(m.fd)
+	if m.fd >= 0 {
+		_ = unix.Close(m.fd)
+	}
 	m.mem = nil
 }

@@ -10,7 +10,10 @@ import (
 // word; producers and consumers agree on a slot through it, so the ring holds
 // no pointers and works between processes that map the same pages.
 //
-// Layout: [header: enqueue position | pad | dequeue position | pad][slots].
+// Layout: [enqueue position | pad | dequeue position | pad | meta words][slots].
+// The meta words hold the state of the queue that owns the ring (a JFR's
+// state, a JFC's arm and event flags), so that a peer process that maps the
+// ring sees them too.
 type ring struct {
 	m        *mapping
 	slots    []byte
@@ -20,20 +23,45 @@ type ring struct {
 	deq      *uint64
 }
 
-const ringHeader = 128
+const (
+	ringHeader = 256
+	ringMeta   = 128 // 32 meta words of 4 bytes up to ringHeader
+)
+
+func slotSizeFor(payload uintptr) uint64 { return (uint64(payload) + 8 + 63) &^ 63 }
+
+func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(n)*slotSize }
 
 func newRing(name string, n int, payload uintptr) (*ring, error) {
-	slotSize := (uint64(payload) + 8 + 63) &^ 63
-	m, err := newMapping(name, ringHeader+uint64(n)*slotSize, false)
+	slotSize := slotSizeFor(payload)
+	m, err := newMapping(name, ringBytes(n, slotSize), false)
 	if err != nil {
 		return nil, err
 	}
-	r := &ring{m: m, slots: m.mem[ringHeader:], n: uint64(n), slotSize: slotSize,
-		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
+	r := wrapRing(m, n, slotSize)
 	for i := uint64(0); i < r.n; i++ {
 		atomic.StoreUint64(r.seq(i), i)
 	}
 	return r, nil
+}
+
+// attachRing maps a ring that a peer process created and passed as fd.
+func attachRing(fd int, n int, slotSize uint64) (*ring, error) {
+	m, err := attachMapping(fd, ringBytes(n, slotSize))
+	if err != nil {
+		return nil, err
+	}
+	return wrapRing(m, n, slotSize), nil
+}
+
+func wrapRing(m *mapping, n int, slotSize uint64) *ring {
+	return &ring{m: m, slots: m.mem[ringHeader:], n: uint64(n), slotSize: slotSize,
+		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
+}
+
+// meta returns the i-th 32-bit meta word of the header.
+func (r *ring) meta(i int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&r.m.mem[ringMeta+4*i]))
 }
 
 func (r *ring) seq(pos uint64) *uint64 {

@@ -2,14 +2,17 @@ package loopback
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
 )
 
-// segment is registered memory. Accesses from any goroutine go through
-// acquire/release so that Close never unmaps memory under a running copy.
+// segment is registered memory. Accesses from any goroutine or process take
+// a memRef; Close marks the shared entry dead and waits for the accesses
+// that use this memory before it is unmapped or handed back to the caller.
 type segment struct {
 	ctx      *lbContext
 	desc     provider.SegmentDesc
@@ -18,7 +21,7 @@ type segment struct {
 	token    uint32
 	handle   uint32
 	ownToken bool
-	inflight atomic.Int64
+	ref      memRef // the owner's own view, shared by in-process imports
 	closed   atomic.Bool
 }
 
@@ -75,26 +78,45 @@ func (c *lbContext) addSegment(mem []byte, m *mapping, cfg provider.SegmentConfi
 	if ti == nil {
 		return nil, provider.Errorf(provider.ErrNotFound, "token id %d", tok)
 	}
+	h, err := c.hnd.alloc()
+	if err != nil {
+		if s.ownToken {
+			delete(c.tokens, tok)
+		}
+		return nil, err
+	}
 	ti.segs = append(ti.segs, s)
+	s.handle = h
 	s.desc = provider.SegmentDesc{EID: c.eid, UASID: c.uasid, VA: uint64(uintptr(unsafe.Pointer(&mem[0]))),
 		Len: uint64(len(mem)), Access: cfg.Access, TokenPolicy: cfg.TokenPolicy, TokenID: tok}
+	ent := c.page.entry(h)
+	gen := ent.gen.Add(1)
+	ent.state.Store(segLive)
+	s.ref = memRef{ent: ent, gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem, counted: true}
 	var old []*segment
 	if p := c.segs.Load(); p != nil {
 		old = *p
 	}
-	tab := append(append(make([]*segment, 0, len(old)+1), old...), s)
-	s.handle = uint32(len(tab) - 1)
+	tab := make([]*segment, max(len(old), int(h)+1))
+	copy(tab, old)
+	tab[h] = s
 	c.segs.Store(&tab)
 	c.children = append(c.children, s)
 	return s, nil
 }
 
-func (c *lbContext) segByHandle(h uint32) *segment {
+// segByHandle finds a live segment of this context by the handle and
+// generation a receive request recorded.
+func (c *lbContext) segByHandle(h, gen uint32) *segment {
 	p := c.segs.Load()
 	if p == nil || int(h) >= len(*p) {
 		return nil
 	}
-	return (*p)[h]
+	s := (*p)[h]
+	if s == nil || s.ref.gen != gen {
+		return nil
+	}
+	return s
 }
 
 func (s *segment) Desc() provider.SegmentDesc { return s.desc }
@@ -105,24 +127,12 @@ func (s *segment) Bytes() []byte {
 	return s.mem
 }
 
-func (s *segment) acquire() bool {
-	s.inflight.Add(1)
-	if s.closed.Load() {
-		s.inflight.Add(-1)
-		return false
+// MemFD implements provider.SharedMemory for allocated segments.
+func (s *segment) MemFD() (int, int64, bool) {
+	if s.m == nil || s.closed.Load() {
+		return -1, 0, false
 	}
-	return true
-}
-
-func (s *segment) release() { s.inflight.Add(-1) }
-
-// span returns the bytes [addr, addr+n) if they lie inside the segment.
-func (s *segment) span(addr uint64, n uint32) ([]byte, bool) {
-	off := addr - s.desc.VA
-	if addr < s.desc.VA || off > s.desc.Len || uint64(n) > s.desc.Len-off {
-		return nil, false
-	}
-	return s.mem[off : off+uint64(n)], true
+	return s.m.fd, 0, true
 }
 
 func (s *segment) Close() error {
@@ -134,13 +144,22 @@ func (s *segment) Close() error {
 	return nil
 }
 
+// drainTimeout bounds how long Unregister waits for accesses from other
+// processes (a stopped peer could hold one for ever); after it the memory is
+// quarantined instead of reused.
+const drainTimeout = time.Second
+
 func (s *segment) destroy() {
 	if s.closed.Swap(true) {
 		return
 	}
-	for s.inflight.Load() != 0 {
+	ent := s.ref.ent
+	ent.state.Store(segDead)
+	deadline := time.Now().Add(drainTimeout)
+	for ent.inflight.Load() > 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
 	}
+	drained := ent.inflight.Load() <= 0
 	c := s.ctx
 	c.mu.Lock()
 	if ti := c.tokens[s.desc.TokenID]; ti != nil {
@@ -159,15 +178,40 @@ func (s *segment) destroy() {
 		tab[s.handle] = nil
 		c.segs.Store(&tab)
 	}
+	if drained {
+		ent.inflight.Store(0)
+		c.hnd.put(s.handle)
+	}
 	c.mu.Unlock()
+	if !drained {
+		quarantine(s)
+		return
+	}
 	s.m.close()
 }
 
-// target is an imported segment. In one process it points at the segment
-// itself; access rights and liveness are checked on every access.
+// quarantined holds segments whose memory a peer process may still be
+// accessing (it stopped or died inside an access): their memory is never
+// unmapped or released to the garbage collector, and their handle is never
+// reused, so a late access cannot land in memory that has a new owner.
+var quarantined struct {
+	mu   sync.Mutex
+	segs []*segment
+}
+
+func quarantine(s *segment) {
+	provider.Logf(provider.LogWarning, "loopback: segment %v still accessed by a peer after %v; its memory is kept", s.desc, drainTimeout)
+	quarantined.mu.Lock()
+	quarantined.segs = append(quarantined.segs, s)
+	quarantined.mu.Unlock()
+}
+
+// target is an imported segment: a memRef to the owner's memory, mapped into
+// this process when the owner is another process.
 type target struct {
 	desc   provider.SegmentDesc
-	seg    *segment
+	ref    memRef
+	peer   *peerConn // nil when the owner is in this process
 	closed atomic.Bool
 }
 
@@ -178,13 +222,34 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 	if err := desc.Validate(); err != nil {
 		return nil, err
 	}
-	owner, err := fabricFind(desc.EID, desc.UASID)
+	if owner := fabricFind(desc.EID, desc.UASID); owner != nil {
+		seg, err := owner.findSegment(desc, token)
+		if err != nil {
+			return nil, err
+		}
+		return &target{desc: desc, ref: seg.ref}, nil
+	}
+	p, err := c.peer(desc.EID, desc.UASID)
 	if err != nil {
 		return nil, err
 	}
-	owner.mu.Lock()
+	ref, err := p.importSegment(desc, token)
+	if err != nil {
+		return nil, err
+	}
+	return &target{desc: desc, ref: ref, peer: p}, nil
+}
+
+// findSegment checks an import request against the segment it names.
+func (c *lbContext) findSegment(desc provider.SegmentDesc, token uint32) (*segment, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.findSegmentLocked(desc, token)
+}
+
+func (c *lbContext) findSegmentLocked(desc provider.SegmentDesc, token uint32) (*segment, error) {
 	var seg *segment
-	if ti := owner.tokens[desc.TokenID]; ti != nil {
+	if ti := c.tokens[desc.TokenID]; ti != nil {
 		for _, s := range ti.segs {
 			if s.desc.VA == desc.VA {
 				seg = s
@@ -192,7 +257,6 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 			}
 		}
 	}
-	owner.mu.Unlock()
 	if seg == nil || seg.closed.Load() {
 		return nil, provider.Errorf(provider.ErrNotFound, "no segment with token id %d at va %#x", desc.TokenID, desc.VA)
 	}
@@ -202,7 +266,7 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 	if seg.desc.TokenPolicy != provider.TokenNone && seg.token != token {
 		return nil, provider.Errorf(provider.ErrPermission, "wrong token for segment token id %d", desc.TokenID)
 	}
-	return &target{desc: desc, seg: seg}, nil
+	return seg, nil
 }
 
 func (t *target) Desc() provider.SegmentDesc { return t.desc }
@@ -212,12 +276,4 @@ func (t *target) Close() error {
 		return errClosed("target")
 	}
 	return nil
-}
-
-// MemFD implements provider.SharedMemory for allocated segments.
-func (s *segment) MemFD() (int, int64, bool) {
-	if s.m == nil || s.closed.Load() {
-		return -1, 0, false
-	}
-	return s.m.fd, 0, true
 }

@@ -202,7 +202,7 @@ func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CR
 	if rem != nil {
 		cr.RemoteID = rem.desc.ID
 	}
-	q.jfc.push(&cr, q.id, seq)
+	q.jfc.view.push(&cr, q.id, seq)
 }
 
 // fail completes a request with an error status and moves the queue to
@@ -356,4 +356,20 @@ func (j *jfsObj) Close() error {
 	j.ctx.disown(j)
 	j.destroy()
 	return nil
+}
+
+// remoteLost moves an RC jetty whose bound remote lived in the lost peer's
+// process to ERROR and raises JETTY_ERR.
+func (q *sendq) remoteLost(p *peerConn) {
+	if q.jetty == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.jetty.bound
+	if q.closed.Load() || b == nil || b.rq.peer != p || q.state != provider.StateReady {
+		return
+	}
+	q.state = provider.StateError
+	q.ctx.events.raise(provider.EventJettyErr, &q.src)
 }

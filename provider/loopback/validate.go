@@ -65,6 +65,10 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 		if t.closed.Load() {
 			return nil, errClosed("target segment")
 		}
+		if op.IsAtomic() && t.ref.mem == nil {
+			return nil, provider.Errorf(provider.ErrNotSupported,
+				"%v on registered caller memory of another process: the loopback provider reaches it only by copying; allocate the target with segment.Alloc for atomics", op)
+		}
 	}
 	return rem, nil
 }

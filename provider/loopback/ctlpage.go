@@ -1,0 +1,79 @@
+package loopback
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// segEntry is a segment's record in its context's page, a memfd that peer
+// processes map: it tells an importer in any process whether the segment is
+// still registered, and counts the accesses that use the owner's own memory
+// (in-process copies, process_vm_readv/writev) so that Unregister can wait
+// for them before the memory is reused.
+type segEntry struct {
+	state    atomic.Uint32
+	gen      atomic.Uint32
+	inflight atomic.Int32
+	_        uint32
+}
+
+// Segment states in a segEntry.
+const (
+	segFree uint32 = iota
+	segLive
+	segDead
+)
+
+// maxSegments bounds the segments of one context: the page has one entry per
+// handle. The memfd is sparse, so unused entries cost no memory.
+const maxSegments = 1 << 16
+
+const ctlPageSize = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
+
+// ctlPage is the shared page of a context, as its owner or a peer maps it.
+type ctlPage struct{ m *mapping }
+
+func newCtlPage() (*ctlPage, error) {
+	m, err := newMapping("ctx", ctlPageSize, false)
+	if err != nil {
+		return nil, err
+	}
+	return &ctlPage{m}, nil
+}
+
+func attachCtlPage(fd int) (*ctlPage, error) {
+	m, err := attachMapping(fd, ctlPageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &ctlPage{m}, nil
+}
+
+func (p *ctlPage) entry(h uint32) *segEntry {
+	return (*segEntry)(unsafe.Pointer(&p.m.mem[uint64(h)*uint64(unsafe.Sizeof(segEntry{}))]))
+}
+
+// handles allocates segment handles, reusing freed ones with a new
+// generation so that a stale reference (a posted receive, an old import)
+// never reaches the segment that took the handle over.
+type handles struct {
+	next uint32
+	free []uint32
+}
+
+func (h *handles) alloc() (uint32, error) {
+	if n := len(h.free); n > 0 {
+		v := h.free[n-1]
+		h.free = h.free[:n-1]
+		return v, nil
+	}
+	if h.next >= maxSegments {
+		return 0, provider.Errorf(provider.ErrNoMemory, "context has %d segments, the loopback limit", maxSegments)
+	}
+	h.next++
+	return h.next - 1, nil
+}
+
+func (h *handles) put(v uint32) { h.free = append(h.free, v) }

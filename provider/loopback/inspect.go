@@ -1,0 +1,162 @@
+package loopback
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// ContextInfo describes a live loopback context of this host: what
+// urmactl segment ls and urmactl jetty ls print.
+type ContextInfo struct {
+	PID      int           `json:"pid"`
+	EID      string        `json:"eid"`
+	UASID    uint32        `json:"uasid"`
+	Segments []SegmentInfo `json:"segments"`
+	Jetties  []JettyInfo   `json:"jetties"`
+	// Error is set when the context's process did not answer.
+	Error string `json:"error,omitempty"`
+}
+
+// SegmentInfo describes a registered segment.
+type SegmentInfo struct {
+	EID         string `json:"eid"`
+	UASID       uint32 `json:"uasid"`
+	VA          uint64 `json:"va"`
+	Len         uint64 `json:"len"`
+	Access      string `json:"access"`
+	TokenPolicy string `json:"token_policy"`
+	TokenID     uint32 `json:"token_id"`
+	// Memory is "shared" for allocated (memfd) memory, "caller" for
+	// registered caller memory.
+	Memory   string `json:"memory"`
+	OwnerPID int    `json:"owner_pid"`
+}
+
+// JettyInfo describes a JFS, JFR or Jetty.
+type JettyInfo struct {
+	EID         string `json:"eid"`
+	UASID       uint32 `json:"uasid"`
+	ID          uint32 `json:"id"`
+	Kind        string `json:"kind"`
+	Mode        string `json:"mode"`
+	State       string `json:"state"`
+	Depth       int    `json:"depth"`
+	Outstanding int    `json:"outstanding"`
+	OwnerPID    int    `json:"owner_pid"`
+}
+
+// info describes the context for a LIST request.
+func (c *lbContext) info() ContextInfo {
+	pid := os.Getpid()
+	eid := c.eid.String()
+	ci := ContextInfo{PID: pid, EID: eid, UASID: c.uasid, Segments: []SegmentInfo{}, Jetties: []JettyInfo{}}
+	c.mu.Lock()
+	kids := append([]child(nil), c.children...)
+	c.mu.Unlock()
+	for _, k := range kids {
+		var q provider.QueueAttr
+		var err error
+		kind := ""
+		switch o := k.(type) {
+		case *segment:
+			if o.closed.Load() {
+				continue
+			}
+			mem := "shared"
+			if o.m == nil {
+				mem = "caller"
+			}
+			d := o.desc
+			ci.Segments = append(ci.Segments, SegmentInfo{EID: eid, UASID: c.uasid, VA: d.VA, Len: d.Len,
+				Access: d.Access.String(), TokenPolicy: d.TokenPolicy.String(), TokenID: d.TokenID, Memory: mem, OwnerPID: pid})
+			continue
+		case *jfsObj:
+			kind = "jfs"
+			q, err = o.Query()
+		case *jfrObj:
+			kind = "jfr"
+			q, err = o.Query()
+		case *jettyObj:
+			kind = "jetty"
+			q, err = o.Query()
+		default:
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		ci.Jetties = append(ci.Jetties, JettyInfo{EID: eid, UASID: c.uasid, ID: q.ID.ID, Kind: kind, Mode: q.Mode.String(),
+			State: q.State.String(), Depth: q.Depth, Outstanding: q.Outstanding, OwnerPID: pid})
+	}
+	return ci
+}
+
+// Inspect lists the loopback contexts live on this host whose sockets are
+// in dir ("" means RuntimeDir()), asking each over its control socket. A
+// context that does not answer within timeout is listed with Error set.
+func Inspect(dir string, timeout time.Duration) ([]ContextInfo, error) {
+	if dir == "" {
+		dir = RuntimeDir()
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, provider.Errorf(provider.ErrPermission, "read loopback runtime directory: %v", err)
+	}
+	var out []ContextInfo
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), sockSuffix) || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		ci, err := inspectOne(path, timeout)
+		if err != nil {
+			if removeIfStale(path) {
+				continue
+			}
+			ci.Error = err.Error()
+		}
+		out = append(out, ci)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].EID != out[j].EID {
+			return out[i].EID < out[j].EID
+		}
+		return out[i].UASID < out[j].UASID
+	})
+	return out, nil
+}
+
+func inspectOne(path string, timeout time.Duration) (ContextInfo, error) {
+	var ci ContextInfo
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return ci, err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(timeout))
+	if err := writeMsg(conn, message{typ: msgList}); err != nil {
+		return ci, err
+	}
+	m, err := readMsg(conn)
+	if err != nil {
+		return ci, err
+	}
+	m.closeFDs()
+	if err := m.err(); err != nil {
+		return ci, err
+	}
+	if err := json.Unmarshal(m.payload, &ci); err != nil {
+		return ci, provider.Errorf(provider.ErrFail, "bad listing from %s: %v", path, err)
+	}
+	return ci, nil
+}

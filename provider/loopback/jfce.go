@@ -1,0 +1,144 @@
+package loopback
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// jfce is a completion event channel: an eventfd that producers of records
+// in any process write when they disarm a JFC of the channel, and the JFCs
+// whose notified flag Wait collects.
+type jfce struct {
+	ctx    *lbContext
+	efd    int
+	file   *os.File // efd, for reads with a deadline through the runtime poller
+	mu     sync.Mutex
+	jfcs   []*jfc
+	closed atomic.Bool
+}
+
+func (c *lbContext) NewJFCE() (provider.JFCE, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, provider.Errorf(provider.ErrNoMemory, "eventfd: %v", err)
+	}
+	e := &jfce{ctx: c, efd: efd, file: os.NewFile(uintptr(efd), "urma-jfce")}
+	if _, err := c.adopt(e); err != nil {
+		e.file.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// signalEventfd wakes a JFCE. The counter cannot overflow in practice, and a
+// wake-up that is lost because the fd is gone has nobody left to wake.
+func signalEventfd(fd int) {
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	_, _ = unix.Write(fd, one[:])
+}
+
+func (e *jfce) add(j *jfc) {
+	e.mu.Lock()
+	e.jfcs = append(e.jfcs, j)
+	e.mu.Unlock()
+}
+
+func (e *jfce) drop(j *jfc) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, x := range e.jfcs {
+		if x == j {
+			e.jfcs = append(e.jfcs[:i], e.jfcs[i+1:]...)
+			return
+		}
+	}
+}
+
+// take moves the JFCs with a signalled event into out.
+func (e *jfce) take(out []any) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, j := range e.jfcs {
+		if n == len(out) {
+			break
+		}
+		if j.view.ring.meta(metaNotified).CompareAndSwap(1, 0) {
+			j.events.Add(1)
+			out[n] = j.src.owner
+			n++
+		}
+	}
+	return n
+}
+
+func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
+	if e.closed.Load() {
+		return 0, errClosed("jfce")
+	}
+	if len(out) == 0 {
+		return 0, provider.Errorf(provider.ErrInvalid, "empty output")
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	var buf [8]byte
+	for {
+		if n := e.take(out); n > 0 {
+			return n, nil
+		}
+		if timeout == 0 {
+			return 0, provider.Errorf(provider.ErrTimeout, "no completion event")
+		}
+		if err := e.file.SetReadDeadline(deadline); err != nil {
+			return 0, errClosed("jfce")
+		}
+		// The read consumes the counter; the flags say which JFCs fired, so
+		// a wake-up whose flag an earlier take already collected is harmless.
+		if _, err := e.file.Read(buf[:]); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if n := e.take(out); n > 0 {
+					return n, nil
+				}
+				return 0, provider.Errorf(provider.ErrTimeout, "no completion event within %v", timeout)
+			}
+			return 0, errClosed("jfce")
+		}
+	}
+}
+
+func (e *jfce) Close() error {
+	if e.closed.Load() {
+		return errClosed("jfce")
+	}
+	e.mu.Lock()
+	n := len(e.jfcs)
+	e.mu.Unlock()
+	if n > 0 {
+		return provider.Errorf(provider.ErrBusy, "jfce is used by %d jfcs", n)
+	}
+	e.ctx.disown(e)
+	e.destroy()
+	return nil
+}
+
+func (e *jfce) destroy() {
+	if e.closed.Swap(true) {
+		return
+	}
+	// Closing the file wakes a blocked Wait with an error.
+	e.file.Close()
+}

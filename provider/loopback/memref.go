@@ -1,0 +1,183 @@
+package loopback
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// memRef is how a request reaches segment memory, wherever the segment
+// lives: the owner's segEntry says whether it is still registered, and mem is
+// the memory as this process sees it. mem is nil for caller memory of another
+// process, which only process_vm_readv/writev reach (pid says whose).
+type memRef struct {
+	ent    *segEntry
+	gen    uint32
+	va     uint64
+	len    uint64
+	access provider.Access
+	mem    []byte
+	pid    int
+	// peer is the owner's process when it is not this one; its mappings
+	// stay valid while an access is inside peer.enter/leave.
+	peer *peerConn
+	// counted accesses use the owner's own memory (in the owner's process,
+	// or through process_vm_*), so they hold ent.inflight while they run.
+	counted bool
+}
+
+// acquire pins the segment for one access. It returns CRSuccess, or the
+// status the access fails with: REM_ACCESS_ABORT_ERR if the segment was
+// unregistered, the peer's loss status if its process is gone.
+func (r *memRef) acquire() provider.CRStatus {
+	if r.peer != nil {
+		if st := r.peer.enter(); st != provider.CRSuccess {
+			return st
+		}
+	}
+	if r.counted {
+		r.ent.inflight.Add(1)
+	}
+	if r.ent.state.Load() != segLive || r.ent.gen.Load() != r.gen {
+		r.release()
+		return provider.CRRemAccessAbortErr
+	}
+	return provider.CRSuccess
+}
+
+func (r *memRef) release() {
+	if r.counted {
+		r.ent.inflight.Add(-1)
+	}
+	if r.peer != nil {
+		r.peer.leave()
+	}
+}
+
+// span returns the range [addr, addr+n) if it lies inside the segment.
+func (r *memRef) span(addr uint64, n uint32) (span, bool) {
+	off := addr - r.va
+	if addr < r.va || off > r.len || uint64(n) > r.len-off {
+		return span{}, false
+	}
+	if r.mem == nil {
+		return span{raddr: addr, n: uint64(n), ref: r}, true
+	}
+	return span{b: r.mem[off : off+uint64(n)], n: uint64(n), ref: r}, true
+}
+
+// span is a piece of memory taken for the duration of one request, with the
+// reference it was acquired through (nil for inline data). A span with a nil
+// b lies in another process at raddr.
+type span struct {
+	b     []byte
+	raddr uint64
+	n     uint64
+	ref   *memRef
+}
+
+func (s *span) remote() bool { return s.b == nil && s.n > 0 }
+
+// sgList is a scatter/gather list resolved to memory. It lives on the stack
+// of exec, so the data path does not allocate.
+type sgList struct {
+	s [maxSGE]span
+	n int
+}
+
+func (l *sgList) add(s span) { l.s[l.n] = s; l.n++ }
+
+func (l *sgList) addBytes(b []byte) { l.add(span{b: b, n: uint64(len(b))}) }
+
+func (l *sgList) release() {
+	for i := 0; i < l.n; i++ {
+		if l.s[i].ref != nil {
+			l.s[i].ref.release()
+		}
+	}
+	l.n = 0
+}
+
+func (l *sgList) total() uint64 {
+	var t uint64
+	for i := 0; i < l.n; i++ {
+		t += l.s[i].n
+	}
+	return t
+}
+
+func (l *sgList) hasRemote() bool {
+	for i := 0; i < l.n; i++ {
+		if l.s[i].remote() {
+			return true
+		}
+	}
+	return false
+}
+
+// copySG copies src into dst piece by piece and returns the bytes copied.
+// At most one side lies in another process; that side goes through
+// process_vm_readv/writev.
+func copySG(dst, src *sgList) (uint64, error) {
+	switch {
+	case dst.hasRemote():
+		return pvmCopy(dst, src, true)
+	case src.hasRemote():
+		return pvmCopy(src, dst, false)
+	}
+	var n uint64
+	di, doff := 0, 0
+	for si := 0; si < src.n; si++ {
+		b := src.s[si].b
+		for len(b) > 0 && di < dst.n {
+			c := copy(dst.s[di].b[doff:], b)
+			b, doff, n = b[c:], doff+c, n+uint64(c)
+			if doff == len(dst.s[di].b) {
+				di, doff = di+1, 0
+			}
+		}
+	}
+	return n, nil
+}
+
+// pvmCopy moves min(total(far), total(near)) bytes between near (memory of
+// this process) and far (memory of one other process), writing far when
+// write is set.
+func pvmCopy(far, near *sgList, write bool) (uint64, error) {
+	want := min(far.total(), near.total())
+	var liov [maxSGE]unix.Iovec
+	var riov [maxSGE]unix.RemoteIovec
+	var ri, li, pid int
+	for left, i := want, 0; i < far.n && left > 0; i++ {
+		s := &far.s[i]
+		n := min(s.n, left)
+		riov[ri] = unix.RemoteIovec{Base: uintptr(s.raddr), Len: int(n)}
+		pid, ri, left = s.ref.pid, ri+1, left-n
+	}
+	for left, i := want, 0; i < near.n && left > 0; i++ {
+		b := near.s[i].b[:min(uint64(len(near.s[i].b)), left)]
+		if len(b) > 0 {
+			liov[li] = unix.Iovec{Base: &b[0]}
+			liov[li].SetLen(len(b))
+			li++
+		}
+		left -= uint64(len(b))
+	}
+	if want == 0 {
+		return 0, nil
+	}
+	var n int
+	var err error
+	if write {
+		n, err = unix.ProcessVMWritev(pid, liov[:li], riov[:ri], 0)
+	} else {
+		n, err = unix.ProcessVMReadv(pid, liov[:li], riov[:ri], 0)
+	}
+	if err != nil {
+		return 0, provider.Errorf(provider.ErrFail, "process_vm_readv/writev of %d bytes in pid %d: %v", want, pid, err)
+	}
+	if uint64(n) != want {
+		return uint64(n), provider.Errorf(provider.ErrFail, "process_vm_readv/writev moved %d of %d bytes in pid %d", n, want, pid)
+	}
+	return want, nil
+}

@@ -1,0 +1,383 @@
+package loopback
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// peerConn is this context's link to a context of another process: the
+// control connection, and every mapping of the peer's memory and queues
+// that imports through it made. Mappings live until the link goes away
+// (either context closes, or the peer's process dies), so a request never
+// touches memory that is being unmapped: requests bracket their accesses
+// with enter/leave, and the teardown waits for them.
+type peerConn struct {
+	c    *lbContext
+	key  fabricKey
+	path string
+	pid  int
+	conn *net.UnixConn
+	page *ctlPage
+
+	rpcMu   sync.Mutex
+	replies chan message
+	done    chan struct{} // closed when the link is lost
+	torn    chan struct{} // closed when the teardown finished
+
+	dead     atomic.Bool
+	graceful atomic.Bool // the peer said goodbye: its objects are closed, not lost
+	inflight atomic.Int32
+
+	mu   sync.Mutex
+	segs map[uint32]*peerSeg
+	rqs  map[uint32]*rqView
+	jfcs map[uint32]*jfcView
+	maps []*mapping
+	efds []int
+}
+
+type peerSeg struct{ ref memRef }
+
+// rpcTimeout bounds a control request, so that a stopped peer cannot hang
+// an import forever.
+const rpcTimeout = 5 * time.Second
+
+// peer returns the live link to the context at eid and uasid, dialling it
+// through the runtime directory if there is none.
+func (c *lbContext) peer(eid provider.EID, uasid uint32) (*peerConn, error) {
+	k := fabricKey{eid, uasid}
+	c.peersMu.Lock()
+	p := c.peers[k]
+	c.peersMu.Unlock()
+	if p != nil && !p.dead.Load() {
+		return p, nil
+	}
+	// Dial without the lock: a teardown takes it, and a dial can wait on one.
+	p, err := dialPeer(c, k)
+	if err != nil {
+		return nil, err
+	}
+	c.peersMu.Lock()
+	if c.closed.Load() {
+		c.peersMu.Unlock()
+		p.close()
+		return nil, errClosed("context")
+	}
+	if q := c.peers[k]; q != nil && !q.dead.Load() {
+		c.peersMu.Unlock()
+		p.close()
+		return q, nil
+	}
+	c.peers[k] = p
+	c.peersMu.Unlock()
+	return p, nil
+}
+
+func dialPeer(c *lbContext, k fabricKey) (*peerConn, error) {
+	path := filepath.Join(c.dir, sockName(k.eid, k.uasid))
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		if errors.Is(err, unix.ECONNREFUSED) {
+			removeIfStale(path)
+		}
+		return nil, provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d (in this process or in %s)", k.eid, k.uasid, c.dir)
+	}
+	p := &peerConn{c: c, key: k, path: path, conn: conn, replies: make(chan message, 1),
+		done: make(chan struct{}), torn: make(chan struct{}),
+		segs: map[uint32]*peerSeg{}, rqs: map[uint32]*rqView{}, jfcs: map[uint32]*jfcView{}}
+	go p.read()
+	m, err := p.rpc(msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 1)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	w := wire{b: m.payload}
+	p.pid = int(w.getU32())
+	if p.page, err = attachCtlPage(m.fds[0]); err != nil || w.short {
+		p.close()
+		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting: %v", path, err)
+	}
+	return p, nil
+}
+
+// read delivers replies until the connection ends, then tears the link down.
+func (p *peerConn) read() {
+	for {
+		m, err := readMsg(p.conn)
+		if err != nil {
+			break
+		}
+		if m.typ == msgBye {
+			p.graceful.Store(true)
+			continue
+		}
+		select {
+		case p.replies <- m:
+		default:
+			// A message nobody asked for: the peer does not follow the
+			// protocol, so the link is dropped.
+			m.closeFDs()
+			p.conn.Close()
+		}
+	}
+	p.lost()
+}
+
+// rpc sends a request and waits for its reply, which must carry nfds
+// descriptors (the reply's fds are the caller's to close or keep).
+func (p *peerConn) rpc(t msgType, payload []byte, nfds int) (message, error) {
+	p.rpcMu.Lock()
+	defer p.rpcMu.Unlock()
+	if p.dead.Load() {
+		return message{}, p.lostErr()
+	}
+	if err := writeMsg(p.conn, message{typ: t, payload: payload}); err != nil {
+		return message{}, p.lostErr()
+	}
+	timer := time.NewTimer(rpcTimeout)
+	defer timer.Stop()
+	select {
+	case m := <-p.replies:
+		if err := m.err(); err != nil {
+			m.closeFDs()
+			return m, err
+		}
+		if m.typ != t || len(m.fds) < nfds {
+			m.closeFDs()
+			return m, provider.Errorf(provider.ErrFail, "peer %d answered request %d with %d (%d fds)", p.pid, t, m.typ, len(m.fds))
+		}
+		return m, nil
+	case <-p.done:
+		return message{}, p.lostErr()
+	case <-timer.C:
+		// The reply may still come; a late one would answer the next
+		// request, so the link cannot be trusted any more.
+		p.conn.Close()
+		return message{}, provider.Errorf(provider.ErrTimeout, "peer process %d did not answer within %v", p.pid, rpcTimeout)
+	}
+}
+
+func (p *peerConn) lostErr() error {
+	if p.graceful.Load() {
+		return errClosed("peer context")
+	}
+	return provider.Errorf(provider.ErrClosed, "peer process %d is gone", p.pid)
+}
+
+// notifyOverflow tells the peer we dropped a record of its JFC id. It is
+// called from the data path, so it does not wait for the answer.
+func (p *peerConn) notifyOverflow(id uint32) {
+	go func() {
+		p.rpcMu.Lock()
+		defer p.rpcMu.Unlock()
+		_ = writeMsg(p.conn, message{typ: msgNotify, payload: (&wire{}).u32(id).b})
+	}()
+}
+
+// enter brackets an access to the peer's memory or queues.
+func (p *peerConn) enter() provider.CRStatus {
+	p.inflight.Add(1)
+	if p.dead.Load() {
+		p.inflight.Add(-1)
+		return p.lossStatus()
+	}
+	return provider.CRSuccess
+}
+
+func (p *peerConn) leave() { p.inflight.Add(-1) }
+
+// lossStatus is what requests to a lost peer complete with: the status of a
+// closed target if it said goodbye, a transport timeout if its process died.
+func (p *peerConn) lossStatus() provider.CRStatus {
+	switch {
+	case !p.dead.Load():
+		return provider.CRSuccess
+	case p.graceful.Load():
+		return provider.CRRemAccessAbortErr
+	}
+	return provider.CRAckTimeoutErr
+}
+
+func (p *peerConn) close() {
+	p.conn.Close()
+	<-p.torn
+}
+
+// lost runs once, when the connection ends for any reason.
+func (p *peerConn) lost() {
+	p.dead.Store(true)
+	close(p.done)
+	c := p.c
+	c.peersMu.Lock()
+	if c.peers[p.key] == p {
+		delete(c.peers, p.key)
+	}
+	c.peersMu.Unlock()
+	// Requests waiting for a receive at the peer fail now, not at their
+	// next RNR retry; bound RC jetties learn that their remote is gone.
+	c.peerLost(p)
+	for p.inflight.Load() > 0 {
+		runtime.Gosched()
+	}
+	p.mu.Lock()
+	for _, m := range p.maps {
+		m.close()
+	}
+	for _, fd := range p.efds {
+		unix.Close(fd)
+	}
+	p.maps, p.efds = nil, nil
+	p.segs, p.rqs, p.jfcs = nil, nil, nil
+	p.mu.Unlock()
+	if p.page != nil {
+		p.page.m.close()
+	}
+	if !p.graceful.Load() && !c.closed.Load() {
+		// The peer's process died: remove the socket it left behind.
+		removeIfStale(p.path)
+	}
+	close(p.torn)
+}
+
+// importSegment imports a segment of the peer and maps its memory.
+func (p *peerConn) importSegment(desc provider.SegmentDesc, token uint32) (memRef, error) {
+	b, _ := desc.MarshalBinary()
+	m, err := p.rpc(msgImportSeg, (&wire{b: b}).u32(token).b, 0)
+	if err != nil {
+		return memRef{}, err
+	}
+	ps, err := p.addSeg(m)
+	if err != nil {
+		return memRef{}, err
+	}
+	if ps.ref.va != desc.VA || ps.ref.len != desc.Len || ps.ref.access != desc.Access {
+		return memRef{}, provider.Errorf(provider.ErrFail, "peer %d described segment %v differently", p.pid, desc)
+	}
+	return ps.ref, nil
+}
+
+// bufRef resolves a receive buffer of the peer, asking the peer for its
+// memory the first time.
+func (p *peerConn) bufRef(h, gen uint32) *memRef {
+	p.mu.Lock()
+	ps := p.segs[h]
+	p.mu.Unlock()
+	if ps != nil && ps.ref.gen == gen {
+		return &ps.ref
+	}
+	m, err := p.rpc(msgSegFD, (&wire{}).u32(h).u32(gen).b, 0)
+	if err != nil {
+		return nil
+	}
+	ps, err = p.addSeg(m)
+	if err != nil || ps.ref.gen != gen {
+		return nil
+	}
+	return &ps.ref
+}
+
+// addSeg maps the memory a segment reply describes, or reuses the mapping
+// of an earlier reply for the same segment.
+func (p *peerConn) addSeg(m message) (*peerSeg, error) {
+	r, ok := decodeSegReply(m.payload)
+	if !ok || r.handle >= maxSegments || (!r.caller && (len(m.fds) != 1 || r.size < r.len)) {
+		m.closeFDs()
+		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed segment reply", p.pid)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.segs == nil {
+		m.closeFDs()
+		return nil, p.lostErr()
+	}
+	if ps := p.segs[r.handle]; ps != nil && ps.ref.gen == r.gen {
+		m.closeFDs()
+		return ps, nil
+	}
+	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.handle), gen: r.gen, va: r.va, len: r.len, access: r.access,
+		pid: int(r.pid), peer: p}}
+	if r.caller {
+		// Caller memory cannot be mapped: reach it in the owner's address
+		// space, holding the owner's access count while we do.
+		ps.ref.counted = true
+	} else {
+		mp, err := attachMapping(m.fds[0], r.size)
+		if err != nil {
+			return nil, err
+		}
+		p.maps = append(p.maps, mp)
+		ps.ref.mem = mp.mem[:r.len]
+	}
+	// An older generation's mapping stays in p.maps until teardown: a
+	// request may still be copying through it.
+	p.segs[r.handle] = ps
+	return ps, nil
+}
+
+// importJetty maps the receive ring and JFC of a peer's JFR or Jetty.
+func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, error) {
+	b, _ := desc.MarshalBinary()
+	m, err := p.rpc(msgImportJetty, (&wire{b: b}).u32(token).b, 2)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := decodeJettyReply(m.payload)
+	want := 2 + int(r.hasEventfd)
+	if !ok || len(m.fds) != want || r.maxSGE == 0 || r.maxSGE > maxSGE || r.depth == 0 || r.depth > maxDepth ||
+		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != slotSizeFor(recvSlotSize(int(r.maxSGE))) ||
+		r.jfcSlotSize != slotSizeFor(crSlotSize) {
+		m.closeFDs()
+		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed jetty reply", p.pid)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rqs == nil {
+		m.closeFDs()
+		return nil, p.lostErr()
+	}
+	if v := p.rqs[r.id]; v != nil {
+		m.closeFDs()
+		return v, nil
+	}
+	jv := p.jfcs[r.jfcID]
+	if jv == nil {
+		ring, err := attachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize)
+		m.fds[1] = -1
+		if err != nil {
+			m.closeFDs()
+			return nil, err
+		}
+		p.maps = append(p.maps, ring.m)
+		jv = &jfcView{ring: ring, efd: -1, peer: p, id: r.jfcID}
+		if r.hasEventfd == 1 {
+			jv.efd = m.fds[2]
+			p.efds = append(p.efds, jv.efd)
+			m.fds[2] = -1
+		}
+		p.jfcs[r.jfcID] = jv
+	}
+	ring, err := attachRing(m.fds[0], int(r.depth), r.slotSize)
+	m.fds[0] = -1
+	for _, fd := range m.fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.maps = append(p.maps, ring.m)
+	v := &rqView{id: r.id, maxSGE: int(r.maxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.crFlags), peer: p}
+	p.rqs[r.id] = v
+	return v, nil
+}
