@@ -2,13 +2,51 @@
 //
 // Importing it for its side effect registers the provider "loopback" with
 // one device, "loopback0", whose EID table holds ::ffff:127.0.0.1 to
-// ::ffff:127.0.0.4. Contexts opened on it reach each other through an
-// in-process fabric: one-sided requests (WRITE, READ, atomics) run in the
-// initiator's goroutine directly on the target's memory, so the target takes
-// no part, and atomics are real CPU atomics on that memory.
+// ::ffff:127.0.0.4. Contexts opened on it reach each other within one
+// process and across the processes of one host (of one user), with real
+// one-sided semantics: WRITE, READ and atomics run in the initiator directly
+// on the target's memory, so the target's CPU takes no part, and atomics are
+// CPU atomics on that memory, atomic against the target's own atomics.
 //
-// The memory layout is already the one a cross-process version needs:
-// segments allocated by Alloc live in memfd mappings, and completion and
-// receive queues are rings in mmap'd memory that hold only plain integers
-// (offsets, handles, sequence numbers), never Go pointers.
+// # Across processes
+//
+// Every context listens on a unix socket in the runtime directory (see
+// RuntimeDir; mode 0700, checked at every Open). Importing a segment or a
+// JFR of a context that is not in this process connects to its socket: the
+// owner checks the token and passes the memfd of the segment (or of the
+// receive ring and completion ring) over the socket, and the importer maps
+// it. From then on the data path is shared memory only:
+//
+//   - Memory from segment.Alloc is a memfd, mapped by importers. Huge pages
+//     are used when asked for and available.
+//   - Memory from segment.Register (caller memory: Go heap or any mapping
+//     the caller owns) cannot be mapped by another process. WRITE, READ and
+//     SEND into it work through process_vm_writev/readv, which needs the
+//     same user and, under Yama ptrace_scope 1, a ptrace relationship;
+//     atomics on it are refused at Post with ErrNotSupported. Use Alloc
+//     for memory that other processes use heavily.
+//   - SEND, SEND_IMM and WRITE_IMM claim a receive from the target's receive
+//     ring, copy into its buffers and push the record into the target's
+//     completion ring. A sender in another process retries RNR on its timer
+//     (RNRTimeout); one in the same process is woken when a receive arrives.
+//   - JFCE event mode uses an eventfd that the owner shares with importers:
+//     a blocked JFCE.Wait sleeps in the kernel until a record arrives.
+//
+// When the peer process dies, its socket closes: requests to it (pending or
+// new) complete with ACK_TIMEOUT_ERR at once, its queues go to ERROR with a
+// JFS_ERR or JETTY_ERR async event (RC jetties bound to it go to ERROR even
+// without traffic), and the survivor removes the socket it left behind; the
+// next Open in any process sweeps sockets nobody listens on. A peer that
+// closes its context says so first: requests to it then complete with
+// REM_ACCESS_ABORT_ERR, as for closed objects in one process. A stopped
+// (SIGSTOP) peer does not stop one-sided requests to it.
+//
+// Inspect lists the contexts, segments and queues live on the host; it is
+// what urmactl segment ls and urmactl jetty ls show.
+//
+// Known limit: a process killed inside the few instructions between taking
+// a ring slot and publishing it (or, for a receive, while it copies a
+// message into the receive buffer) leaves that slot taken. A completion ring
+// then stops delivering at that slot, and a receive ring loses one slot;
+// recreate the queue after a peer died mid-transfer if that matters.
 package loopback
