@@ -37,7 +37,10 @@ type lbContext struct {
 	hnd  handles
 	// page holds the segments' shared entries; peers map it.
 	page *ctlPage
-	srv  *ctlServer
+	// pages are the pages of contexts of this process that c imported
+	// segments from; c holds a reference on each until it closes.
+	pages map[*ctlPage]struct{}
+	srv   *ctlServer
 
 	peersMu sync.Mutex
 	peers   map[fabricKey]*peerConn
@@ -62,7 +65,7 @@ func newContext(eid provider.EID) (*lbContext, error) {
 		return nil, err
 	}
 	c := &lbContext{eid: eid, dir: dir, page: page, tokens: map[uint32]*tokenInfo{},
-		recvqs: map[uint32]*endpoint{}, peers: map[fabricKey]*peerConn{}}
+		recvqs: map[uint32]*endpoint{}, peers: map[fabricKey]*peerConn{}, pages: map[*ctlPage]struct{}{}}
 	c.events.init()
 	for tries := 0; ; tries++ {
 		c.uasid = rand.Uint32()
@@ -75,7 +78,7 @@ func newContext(eid provider.EID) (*lbContext, error) {
 		}
 		fabricRemove(c)
 		if !errors.Is(err, provider.ErrExist) || tries > 8 {
-			page.m.close()
+			page.release()
 			return nil, err
 		}
 	}
@@ -132,6 +135,8 @@ func (c *lbContext) Close() error {
 	}
 	kids := c.children
 	c.children = nil
+	pages := c.pages
+	c.pages = nil
 	c.mu.Unlock()
 	fabricRemove(c)
 	for i := len(kids) - 1; i >= 0; i-- {
@@ -145,6 +150,10 @@ func (c *lbContext) Close() error {
 	for _, p := range peers {
 		p.close()
 	}
+	for pg := range pages {
+		pg.release()
+	}
+	c.page.release()
 	c.events.close()
 	return nil
 }

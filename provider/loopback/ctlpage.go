@@ -33,14 +33,22 @@ const maxSegments = 1 << 16
 const ctlPageSize = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
 
 // ctlPage is the shared page of a context, as its owner or a peer maps it.
-type ctlPage struct{ m *mapping }
+// Imports by other contexts of the owner's process point into the owner's
+// own mapping, so it is reference counted: the owner holds one reference,
+// and each importing context of the process one until it closes.
+type ctlPage struct {
+	m    *mapping
+	refs atomic.Int32
+}
 
 func newCtlPage() (*ctlPage, error) {
 	m, err := newMapping("ctx", ctlPageSize, false)
 	if err != nil {
 		return nil, err
 	}
-	return &ctlPage{m}, nil
+	p := &ctlPage{m: m}
+	p.refs.Store(1)
+	return p, nil
 }
 
 func attachCtlPage(fd int) (*ctlPage, error) {
@@ -48,7 +56,15 @@ func attachCtlPage(fd int) (*ctlPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ctlPage{m}, nil
+	p := &ctlPage{m: m}
+	p.refs.Store(1)
+	return p, nil
+}
+
+func (p *ctlPage) release() {
+	if p.refs.Add(-1) == 0 {
+		p.m.close()
+	}
 }
 
 func (p *ctlPage) entry(h uint32) *segEntry {

@@ -47,3 +47,29 @@ func TestSegmentCloseWhileWriting(t *testing.T) {
 		t.Fatalf("write after close ended with %v, want REM_ACCESS_ABORT_ERR", st)
 	}
 }
+
+// An import that outlives the owner's context fails cleanly: the owner's
+// shared page stays mapped for the importer, so the access is refused
+// rather than faulting.
+func TestImportOutlivesOwnerContext(t *testing.T) {
+	p := newPair(t)
+	if err := p.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.jfs.Write(p.remote, p.tgt.SGE(0, 8), p.src.SGE(0, 8), 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	crs := make([]provider.CR, 1)
+	for {
+		n, err := p.jfcA.Poll(crs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+	}
+	if crs[0].Status != provider.CRRemAccessAbortErr {
+		t.Fatalf("write to a closed context's segment: %v, want REM_ACCESS_ABORT_ERR", crs[0])
+	}
+}

@@ -223,7 +223,7 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 		return nil, err
 	}
 	if owner := fabricFind(desc.EID, desc.UASID); owner != nil {
-		seg, err := owner.findSegment(desc, token)
+		seg, err := c.importLocal(owner, desc, token)
 		if err != nil {
 			return nil, err
 		}
@@ -240,11 +240,34 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 	return &target{desc: desc, ref: ref, peer: p}, nil
 }
 
-// findSegment checks an import request against the segment it names.
-func (c *lbContext) findSegment(desc provider.SegmentDesc, token uint32) (*segment, error) {
+// importLocal finds a segment of owner, a context of this process, and
+// keeps owner's page mapped until c closes: the import's memRef points into
+// it, and a request may use the import until then.
+func (c *lbContext) importLocal(owner *lbContext, desc provider.SegmentDesc, token uint32) (*segment, error) {
+	owner.mu.Lock()
+	if owner.closed.Load() {
+		owner.mu.Unlock()
+		return nil, provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d", desc.EID, desc.UASID)
+	}
+	seg, err := owner.findSegmentLocked(desc, token)
+	if err == nil {
+		owner.page.refs.Add(1)
+	}
+	owner.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.findSegmentLocked(desc, token)
+	_, had := c.pages[owner.page]
+	keep := !had && !c.closed.Load()
+	if keep {
+		c.pages[owner.page] = struct{}{}
+	}
+	c.mu.Unlock()
+	if !keep {
+		owner.page.release() // c holds one already, or is closing
+	}
+	return seg, nil
 }
 
 func (c *lbContext) findSegmentLocked(desc provider.SegmentDesc, token uint32) (*segment, error) {

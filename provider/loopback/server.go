@@ -24,6 +24,9 @@ type ctlServer struct {
 	mu    sync.Mutex
 	conns map[*net.UnixConn]struct{}
 	done  bool
+	// serving counts connection handlers, so that stop returns only when
+	// none can still hand out a descriptor of the closing context.
+	serving sync.WaitGroup
 }
 
 // listen binds the context's socket. The socket is bound under a temporary
@@ -70,6 +73,7 @@ func (s *ctlServer) accept() {
 			return
 		}
 		s.conns[conn] = struct{}{}
+		s.serving.Add(1)
 		s.mu.Unlock()
 		go s.serve(conn)
 	}
@@ -89,6 +93,7 @@ func (s *ctlServer) stop() {
 		_ = writeMsg(conn, message{typ: msgBye})
 		conn.Close()
 	}
+	s.serving.Wait()
 }
 
 func (s *ctlServer) serve(conn *net.UnixConn) {
@@ -97,6 +102,7 @@ func (s *ctlServer) serve(conn *net.UnixConn) {
 		delete(s.conns, conn)
 		s.mu.Unlock()
 		conn.Close()
+		s.serving.Done()
 	}()
 	for {
 		req, err := readMsg(conn)
