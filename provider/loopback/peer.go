@@ -99,6 +99,12 @@ func dialPeer(c *lbContext, k fabricKey) (*peerConn, error) {
 	m, err := p.rpc(msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 1)
 	if err != nil {
 		p.close()
+		if errors.Is(err, provider.ErrClosed) {
+			// Its process was exiting: the connection got in before the
+			// listener was gone.
+			removeIfStale(path)
+			return nil, provider.Errorf(provider.ErrNotFound, "context at eid %v uasid %d is gone", k.eid, k.uasid)
+		}
 		return nil, err
 	}
 	w := wire{b: m.payload}
