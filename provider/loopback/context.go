@@ -124,9 +124,9 @@ func (c *lbContext) disown(ch child) {
 	}
 }
 
-// Close tears the context down: its objects first (peers that map them see
-// them closed), then the control socket (peers are told goodbye), then the
-// links to the contexts it imported from.
+// Close tears the context down: the control socket first (importers are
+// told goodbye, so their requests fail as to closed objects), then its
+// objects, then the links to the contexts it imported from.
 func (c *lbContext) Close() error {
 	c.mu.Lock()
 	if c.closed.Swap(true) {
@@ -139,10 +139,12 @@ func (c *lbContext) Close() error {
 	c.pages = nil
 	c.mu.Unlock()
 	fabricRemove(c)
+	// Importers are told goodbye first, and no control request runs while
+	// the objects go away.
+	c.srv.stop()
 	for i := len(kids) - 1; i >= 0; i-- {
 		kids[i].destroy()
 	}
-	c.srv.stop()
 	c.peersMu.Lock()
 	peers := c.peers
 	c.peers = map[fabricKey]*peerConn{}

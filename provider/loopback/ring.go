@@ -17,11 +17,16 @@ import (
 type ring struct {
 	m        *mapping
 	slots    []byte
-	n        uint64
+	n        uint64 // slots in the mapping: at least 2, as the algorithm needs
+	limit    uint64 // capacity asked for; below n only for a 1-slot ring
 	slotSize uint64
 	enq      *uint64
 	deq      *uint64
 }
+
+// metaLimit is the meta word that records a ring's capacity, so that a peer
+// that maps the ring enforces it too.
+const metaLimit = 31
 
 const (
 	ringHeader = 256
@@ -30,7 +35,10 @@ const (
 
 func slotSizeFor(payload uintptr) uint64 { return (uint64(payload) + 8 + 63) &^ 63 }
 
-func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(n)*slotSize }
+// physSlots is the number of slots a ring of capacity n maps.
+func physSlots(n int) int { return max(n, 2) }
+
+func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(physSlots(n))*slotSize }
 
 func newRing(name string, n int, payload uintptr) (*ring, error) {
 	slotSize := slotSizeFor(payload)
@@ -39,6 +47,7 @@ func newRing(name string, n int, payload uintptr) (*ring, error) {
 		return nil, err
 	}
 	r := wrapRing(m, n, slotSize)
+	r.meta(metaLimit).Store(uint32(n))
 	for i := uint64(0); i < r.n; i++ {
 		atomic.StoreUint64(r.seq(i), i)
 	}
@@ -55,7 +64,7 @@ func attachRing(fd int, n int, slotSize uint64) (*ring, error) {
 }
 
 func wrapRing(m *mapping, n int, slotSize uint64) *ring {
-	return &ring{m: m, slots: m.mem[ringHeader:], n: uint64(n), slotSize: slotSize,
+	return &ring{m: m, slots: m.mem[ringHeader:], n: uint64(physSlots(n)), limit: uint64(n), slotSize: slotSize,
 		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
 }
 
@@ -80,6 +89,9 @@ func (r *ring) reserve() (uint64, bool) {
 		seq := atomic.LoadUint64(r.seq(pos))
 		switch d := int64(seq - pos); {
 		case d == 0:
+			if r.limit < r.n && pos-atomic.LoadUint64(r.deq) >= r.limit {
+				return 0, false
+			}
 			if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
 				return pos, true
 			}

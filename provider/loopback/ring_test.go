@@ -131,3 +131,24 @@ func TestRingMPMC(t *testing.T) {
 		}
 	}
 }
+
+// A ring of one slot holds one item: the algorithm needs two slots, so the
+// ring maps two and enforces the capacity itself.
+func TestRingOfOne(t *testing.T) {
+	r, err := newRing("test", 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	for round := range 3 {
+		if !push(r, uint64(round)) {
+			t.Fatalf("round %d: push into an empty ring failed", round)
+		}
+		if push(r, 99) {
+			t.Fatalf("round %d: a 1-slot ring took a second item", round)
+		}
+		if v, ok := pop(r); !ok || v != uint64(round) {
+			t.Fatalf("round %d: pop = %d, %v", round, v, ok)
+		}
+	}
+}

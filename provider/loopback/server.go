@@ -214,8 +214,8 @@ func (s *ctlServer) segReply(reply message, seg *segment) (message, []int) {
 }
 
 func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
-	r := jettyReply{id: rq.id, maxSGE: uint32(rq.maxSGE), depth: uint32(rq.ring.n), slotSize: rq.ring.slotSize,
-		crFlags: uint32(rq.crFlags), jfcID: rq.jfc.id, jfcDepth: uint32(rq.jfc.view.ring.n),
+	r := jettyReply{id: rq.id, maxSGE: uint32(rq.maxSGE), depth: uint32(rq.ring.limit), slotSize: rq.ring.slotSize,
+		crFlags: uint32(rq.crFlags), jfcID: rq.jfc.id, jfcDepth: uint32(rq.jfc.view.ring.limit),
 		jfcSlotSize: rq.jfc.view.ring.slotSize}
 	fds := make([]int, 0, 3)
 	for _, fd := range []int{rq.ring.m.fd, rq.jfc.view.ring.m.fd, rq.jfc.view.efd} {
