@@ -61,7 +61,7 @@ func testRemoteWriteOOB(t *testing.T, e *env) {
 	// A segment registered over the middle of a larger buffer: a write
 	// running past its end must not touch the bytes after it, and one
 	// starting before it not those before it.
-	buf := make([]byte, 192)
+	buf := e.callerBuf(e.b, 192)
 	mid, err := segment.Register(e.b, buf[64:128], segment.Config{Access: rwa})
 	require.NoError(t, err)
 	mt, err := segment.Import(e.a, mid.Descriptor(), 0)

@@ -275,6 +275,20 @@ func fill(b []byte, seed byte) {
 	}
 }
 
+// callerBuf returns n zeroed bytes of caller memory for segment.Register on
+// ctx. A context whose provider cannot register memory of this process (the
+// proxy of a context in another process, see package remote) offers memory
+// it can register through CallerMemory; any other gets a plain Go slice.
+func (e *env) callerBuf(ctx *urma.Context, n int) []byte {
+	e.t.Helper()
+	if m, ok := ctx.Raw().(interface{ CallerMemory(int) ([]byte, error) }); ok {
+		b, err := m.CallerMemory(n)
+		require.NoError(e.t, err)
+		return b
+	}
+	return make([]byte, n)
+}
+
 // remoteSegTarget is remoteSeg for tests that need only the import.
 func (e *env) remoteSegTarget(size uint64) *segment.Target {
 	_, tg := e.remoteSeg(size, segment.Read)

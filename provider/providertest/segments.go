@@ -44,7 +44,7 @@ func testAccessValidation(t *testing.T, e *env) {
 		} else {
 			require.ErrorIs(t, err, urma.ErrInvalid, "%v", c.access)
 		}
-		_, err = segment.Register(e.a, make([]byte, 64), segment.Config{Access: c.access})
+		_, err = segment.Register(e.a, e.callerBuf(e.a, 64), segment.Config{Access: c.access})
 		require.Equal(t, c.ok, err == nil, "register %v: %v", c.access, err)
 	}
 	_, err := segment.Alloc(e.a, 0, segment.Config{Access: segment.Read})
@@ -159,7 +159,7 @@ func testSharedTokenID(t *testing.T, e *env) {
 }
 
 func testRegister(t *testing.T, e *env) {
-	buf := make([]byte, 256)
+	buf := e.callerBuf(e.b, 256)
 	s, err := segment.Register(e.b, buf, segment.Config{Access: rwa})
 	require.NoError(t, err)
 	tg, err := segment.Import(e.a, s.Descriptor(), 0)
