@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -186,7 +187,11 @@ func (c *pContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error) 
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_, _ = rpcCancel.start(c.p.c, &cancelArgs{ID: a.CancelID})
+		// A deadline is the peer's to enforce (it has it, and answers
+		// ErrTimeout at the same moment); only a cancellation is sent.
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			_, _ = rpcCancel.start(c.p.c, &cancelArgs{ID: a.CancelID})
+		}
 		err = <-done
 	}
 	if err != nil {
