@@ -169,7 +169,6 @@ func TestRemoteOwners(t *testing.T) {
 	for range 2 {
 		ev, err := a.GetAsyncEventTimeout(5 * time.Second)
 		require.NoError(t, err)
-		t.Logf("event %v %T", ev.Type, ev.Object)
 		seen[ev.Object] = ev.Type
 		require.NoError(t, ev.Ack())
 		require.ErrorIs(t, ev.Ack(), urma.ErrInvalid, "second ack of one event")
