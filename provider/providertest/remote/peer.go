@@ -71,7 +71,7 @@ func Start() (*Peer, error) {
 		return nil, fmt.Errorf("remote: %w", err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envPeer+"=3") // ExtraFiles[0] is fd 3
+	cmd.Env = append(os.Environ(), envPeer+"=3", peerGORACE()) // ExtraFiles[0] is fd 3
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	err = cmd.Start()
@@ -92,6 +92,18 @@ func Start() (*Peer, error) {
 	p.name = fmt.Sprintf("remote%d", peers.Add(1))
 	urma.Register(driver{p})
 	return p, nil
+}
+
+// peerGORACE keeps the caller's race detector options for the peer but
+// drops the second the detector sleeps at exit by default: every Close
+// would pay it. A race the peer finds still fails its exit status, which
+// Close reports.
+func peerGORACE() string {
+	opts := os.Getenv("GORACE")
+	if opts != "" {
+		opts += " "
+	}
+	return "GORACE=" + opts + "atexit_sleep_ms=0"
 }
 
 // wait reaps the peer and, if it died on its own, fails the calls still

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/urma-go/sdk/provider"
@@ -392,17 +391,24 @@ func encodeErr(err error) (int32, string) {
 	return int32(provider.StatusOf(err)), err.Error()
 }
 
-// decodeErr rebuilds an error whose status is the one the peer's error
-// carried, so errors.Is works as it would in the peer. The peer's text ends
-// with the status text, which provider.Errorf appends again.
+// decodeErr rebuilds an error that reads as the peer's did and unwraps to
+// the status it carried, so errors.Is and errors.As work as in the peer.
 func decodeErr(status int32, msg string) error {
 	st := provider.Status(status)
 	if st == provider.StatusSuccess {
 		return nil
 	}
-	detail := strings.TrimSuffix(msg, ": "+st.Error())
-	if detail == st.Error() || detail == "" {
+	if msg == st.Error() {
 		return st
 	}
-	return provider.Errorf(st, "%s", detail)
+	return &peerError{msg: msg, status: st}
 }
+
+// peerError is an error of the peer's provider, by its text and status.
+type peerError struct {
+	msg    string
+	status provider.Status
+}
+
+func (e *peerError) Error() string { return e.msg }
+func (e *peerError) Unwrap() error { return e.status }
