@@ -250,6 +250,13 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	}
 	v.ring.release(pos)
 	v.jfc.push(&cr, 0, 0)
+	if st != provider.CRSuccess && v.peer != nil {
+		// A receive buffer the peer could not describe any more because its
+		// process went away is the peer's loss, not a bad buffer.
+		if lost := v.peer.lossStatus(); lost != provider.CRSuccess {
+			st = lost
+		}
+	}
 	if st != provider.CRSuccess {
 		q.fail(w, seq, rem, st)
 		return false
