@@ -3,29 +3,58 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// urmactl builds the real binary once per test and returns its path.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildOut  []byte
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// urmactl builds the real binary once per test run and returns its path.
 func urmactl(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "urmactl")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "urmactl-test")
+		if buildErr == nil {
+			buildOut, buildErr = exec.Command("go", "build", "-o", filepath.Join(buildDir, "urmactl"), ".").CombinedOutput()
+		}
+	})
+	require.NoError(t, buildErr, "go build: %s", buildOut)
+	return filepath.Join(buildDir, "urmactl")
 }
 
 // run executes the binary and returns stdout, stderr and the exit code.
 func run(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
+	return runWith(t, bin, nil, nil, args...)
+}
+
+// runWith is run with extra environment variables and stdin.
+func runWith(t *testing.T, bin string, env []string, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0

@@ -28,18 +28,7 @@ type DeviceShowOptions struct {
 }
 
 func newDeviceCmd() *cobra.Command {
-	dev := &cobra.Command{
-		Use:     "device",
-		Aliases: []string{"dev"},
-		Short:   "List and show URMA devices",
-		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return cmd.Help()
-		},
-	}
+	dev := newGroupCmd("device", []string{"dev"}, "List and show URMA devices")
 
 	var lsOpts DeviceListOptions
 	ls := &cobra.Command{

@@ -31,12 +31,14 @@ func checkOutput(o string) error {
 // printed by cobra; the caller prints them and exits 1.
 func New() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "urmactl",
-		Short:         "Inspect URMA devices",
-		Long:          "urmactl inspects the devices of the registered URMA providers.",
+		Use:   "urmactl",
+		Short: "Inspect URMA devices, segments and jetties",
+		Long: "urmactl inspects the devices of the registered URMA providers, lists the\n" +
+			"segments and jetties of the live loopback contexts on this host, and decodes\n" +
+			"the segment and jetty descriptors that peers exchange.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDeviceCmd())
+	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd())
 	return root
 }

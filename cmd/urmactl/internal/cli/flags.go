@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/urma-go/sdk/provider/loopback"
+)
+
+// newGroupCmd returns a command that only holds subcommands. Cobra would
+// print help for an unknown subcommand and exit 0; a typo must fail.
+func newGroupCmd(use string, aliases []string, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:     use,
+		Aliases: aliases,
+		Short:   short,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// addOutputFlag adds -o/--output.
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", OutputTable, "output format: table|wide|json")
+}
+
+// addInspectFlags adds the flags that choose which loopback contexts to ask.
+func addInspectFlags(cmd *cobra.Command, opts *InspectOptions) {
+	// The default stays "" rather than the resolved path so that only a
+	// directory named on purpose must exist (see InspectOptions.Dir).
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", fmt.Sprintf("loopback runtime directory (default %s; $%s changes it)",
+		loopback.RuntimeDir(), loopback.EnvRuntimeDir))
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", DefaultInspectTimeout, "how long to wait for each context to answer")
+}

@@ -1,0 +1,66 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+// openLoopback opens a loopback context whose socket lives in a fresh
+// runtime directory of the test, which it returns. The directory is set
+// before the open because the provider reads it then, and it is private so
+// that contexts left by other runs (in /dev/shm or $XDG_RUNTIME_DIR) never
+// show up in a listing.
+func openLoopback(t *testing.T) (*urma.Context, string) {
+	t.Helper()
+	// A subdirectory, which the provider creates 0700: t.TempDir is 0755
+	// and the provider refuses a directory other users can enter.
+	dir := filepath.Join(t.TempDir(), "rt")
+	t.Setenv(loopback.EnvRuntimeDir, dir)
+	dev, err := urma.DeviceByName(loopback.DeviceName)
+	require.NoError(t, err)
+	ctx, err := urma.Open(dev, 0, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	return ctx, dir
+}
+
+// fixture is a context holding one object of each kind segment ls and
+// jetty ls list.
+type fixture struct {
+	ctx    *urma.Context
+	dir    string
+	shared *segment.Segment // allocated: "shared" memory, PLAIN_TEXT token
+	caller *segment.Segment // registered: "caller" memory
+	jfs    *jetty.JFS
+	jfr    *jetty.JFR // two receives posted
+	jetty  *jetty.Jetty
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx, dir := openLoopback(t)
+	f := &fixture{ctx: ctx, dir: dir}
+	var err error
+	f.shared, err = segment.Alloc(ctx, 8192, segment.Config{Access: segment.Read | segment.Write,
+		TokenPolicy: segment.TokenPlainText, Token: 0x5eed})
+	require.NoError(t, err)
+	f.caller, err = segment.Register(ctx, make([]byte, 4096), segment.Config{Access: segment.Read})
+	require.NoError(t, err)
+	jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 64})
+	require.NoError(t, err)
+	f.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: 16, JFC: jfc})
+	require.NoError(t, err)
+	f.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 8, JFC: jfc})
+	require.NoError(t, err)
+	require.NoError(t, f.jfr.Recv(f.shared.SGE(0, 64), 1))
+	require.NoError(t, f.jfr.Recv(f.shared.SGE(64, 64), 2))
+	f.jetty, err = jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: jetty.RC, JFC: jfc}})
+	require.NoError(t, err)
+	return f
+}

@@ -1,0 +1,213 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/urma-go/sdk/cmd/urmactl/internal/cli"
+	"github.com/urma-go/sdk/provider/loopback"
+)
+
+// rows splits a table into its lines' fields.
+func rows(s string) [][]string {
+	var out [][]string
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		out = append(out, strings.Fields(l))
+	}
+	return out
+}
+
+func TestSegmentList(t *testing.T) {
+	f := newFixture(t)
+	eid, uasid, pid := f.ctx.EID().String(), fmt.Sprint(f.ctx.UASID()), fmt.Sprint(os.Getpid())
+
+	var out, warn bytes.Buffer
+	// Dir left empty: the listing follows $URMA_LOOPBACK_DIR like the provider.
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{InspectOptions: cli.InspectOptions{Warn: &warn}}))
+	assert.Empty(t, warn.String())
+	assert.Equal(t, [][]string{
+		{"EID", "UASID", "VA", "LEN", "ACCESS", "TOKEN", "MEMORY", "PID"},
+		{eid, uasid, fmt.Sprintf("%#x", f.shared.VA()), "8192", "READ|WRITE",
+			fmt.Sprintf("PLAIN_TEXT/%d", f.shared.Descriptor().TokenID), "shared", pid},
+		{eid, uasid, fmt.Sprintf("%#x", f.caller.VA()), "4096", "READ",
+			fmt.Sprintf("NONE/%d", f.caller.Descriptor().TokenID), "caller", pid},
+	}, rows(out.String()))
+
+	out.Reset()
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{Output: cli.OutputWide,
+		InspectOptions: cli.InspectOptions{Dir: f.dir, Warn: &warn}}))
+	r := rows(out.String())
+	require.Len(t, r, 3)
+	assert.Equal(t, []string{"END", "COMMAND"}, r[0][8:])
+	assert.Equal(t, fmt.Sprintf("%#x", f.shared.VA()+8192), r[1][8])
+	assert.Equal(t, fmt.Sprintf("%#x", f.caller.VA()+4096), r[2][8])
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err == nil {
+		assert.Equal(t, strings.TrimSpace(string(comm)), r[1][9])
+	}
+
+	out.Reset()
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{Output: cli.OutputJSON,
+		InspectOptions: cli.InspectOptions{Dir: f.dir, Warn: &warn}}))
+	var segs []loopback.SegmentInfo
+	require.NoError(t, json.Unmarshal(out.Bytes(), &segs))
+	d := f.shared.Descriptor()
+	assert.Equal(t, []loopback.SegmentInfo{
+		{EID: eid, UASID: f.ctx.UASID(), VA: d.VA, Len: 8192, Access: "READ|WRITE", TokenPolicy: "PLAIN_TEXT",
+			TokenID: d.TokenID, Memory: "shared", OwnerPID: os.Getpid()},
+		{EID: eid, UASID: f.ctx.UASID(), VA: f.caller.VA(), Len: 4096, Access: "READ", TokenPolicy: "NONE",
+			TokenID: f.caller.Descriptor().TokenID, Memory: "caller", OwnerPID: os.Getpid()},
+	}, segs)
+	var raw []map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &raw))
+	assert.ElementsMatch(t, []string{"eid", "uasid", "va", "len", "access", "token_policy", "token_id", "memory", "owner_pid"},
+		keys(raw[0]), "stable JSON keys")
+
+	// A closed segment disappears from the listing.
+	require.NoError(t, f.caller.Close())
+	out.Reset()
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{InspectOptions: cli.InspectOptions{Dir: f.dir}}))
+	assert.Len(t, rows(out.String()), 2)
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func TestJettyList(t *testing.T) {
+	f := newFixture(t)
+	eid, uasid, pid := f.ctx.EID().String(), fmt.Sprint(f.ctx.UASID()), fmt.Sprint(os.Getpid())
+	jfsAttr, err := f.jfs.Query()
+	require.NoError(t, err)
+	id := func(n uint32) string { return fmt.Sprint(n) }
+
+	var out, warn bytes.Buffer
+	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{InspectOptions: cli.InspectOptions{Dir: f.dir, Warn: &warn}}))
+	assert.Empty(t, warn.String())
+	assert.Equal(t, [][]string{
+		{"EID", "UASID", "ID", "KIND", "MODE", "STATE", "DEPTH", "OUTSTANDING", "PID"},
+		{eid, uasid, id(jfsAttr.ID.ID), "jfs", "RM", "READY", "16", "0", pid},
+		{eid, uasid, id(f.jfr.Descriptor().ID.ID), "jfr", "RM", "READY", "8", "2", pid},
+		{eid, uasid, id(f.jetty.Descriptor().ID.ID), "jetty", "RC", "READY", "4", "0", pid},
+	}, rows(out.String()))
+
+	out.Reset()
+	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{Output: "wide", InspectOptions: cli.InspectOptions{Dir: f.dir}}))
+	r := rows(out.String())
+	require.Len(t, r, 4)
+	assert.Equal(t, []string{"FREE", "COMMAND"}, r[0][9:])
+	assert.Equal(t, "6", r[2][9], "a JFR of depth 8 with 2 receives posted has 6 free slots")
+
+	out.Reset()
+	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{Output: "json", InspectOptions: cli.InspectOptions{Dir: f.dir}}))
+	var js []loopback.JettyInfo
+	require.NoError(t, json.Unmarshal(out.Bytes(), &js))
+	require.Len(t, js, 3)
+	assert.Equal(t, loopback.JettyInfo{EID: eid, UASID: f.ctx.UASID(), ID: f.jfr.Descriptor().ID.ID, Kind: "jfr",
+		Mode: "RM", State: "READY", Depth: 8, Outstanding: 2, OwnerPID: os.Getpid()}, js[1])
+}
+
+// An empty runtime directory lists nothing: the header, or [].
+func TestListEmpty(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		list func(*bytes.Buffer, string) error
+		want string
+	}{
+		{func(b *bytes.Buffer, o string) error {
+			return cli.SegmentList(b, cli.SegmentListOptions{Output: o, InspectOptions: cli.InspectOptions{Dir: dir}})
+		}, "EID  UASID  VA  LEN  ACCESS  TOKEN  MEMORY  PID\n"},
+		{func(b *bytes.Buffer, o string) error {
+			return cli.JettyList(b, cli.JettyListOptions{Output: o, InspectOptions: cli.InspectOptions{Dir: dir}})
+		}, "EID  UASID  ID  KIND  MODE  STATE  DEPTH  OUTSTANDING  PID\n"},
+	} {
+		var b bytes.Buffer
+		require.NoError(t, tc.list(&b, ""))
+		assert.Equal(t, tc.want, b.String())
+		b.Reset()
+		require.NoError(t, tc.list(&b, "json"))
+		assert.Equal(t, "[]\n", b.String())
+	}
+
+	// The default directory may not exist yet: nobody opened a context.
+	t.Setenv(loopback.EnvRuntimeDir, filepath.Join(dir, "never-created"))
+	var b bytes.Buffer
+	require.NoError(t, cli.SegmentList(&b, cli.SegmentListOptions{Output: "json"}))
+	assert.Equal(t, "[]\n", b.String())
+}
+
+func TestListBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	for _, tc := range []struct {
+		opts cli.InspectOptions
+		out  string
+		want string
+	}{
+		{cli.InspectOptions{Dir: filepath.Join(dir, "missing")}, "", "loopback runtime directory " + dir + "/missing does not exist"},
+		{cli.InspectOptions{Dir: file}, "", "is not a directory"},
+		{cli.InspectOptions{Dir: dir, Timeout: -time.Second}, "", "invalid timeout -1s"},
+		{cli.InspectOptions{Dir: dir}, "yaml", `invalid output format "yaml"`},
+	} {
+		var b bytes.Buffer
+		err := cli.SegmentList(&b, cli.SegmentListOptions{InspectOptions: tc.opts, Output: tc.out})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		err = cli.JettyList(&b, cli.JettyListOptions{InspectOptions: tc.opts, Output: tc.out})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+		assert.Empty(t, b.String())
+	}
+}
+
+// A context that never answers is a warning, not a failure, and does not
+// hide the contexts that do answer.
+func TestListSilentContext(t *testing.T) {
+	f := newFixture(t)
+	// The kernel completes connections to a listening socket even if
+	// nobody accepts them, so the request is sent and the reply never comes.
+	mute := filepath.Join(f.dir, "mute.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: mute, Net: "unix"})
+	require.NoError(t, err)
+	defer ln.Close()
+
+	var out, warn bytes.Buffer
+	start := time.Now()
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{
+		InspectOptions: cli.InspectOptions{Dir: f.dir, Timeout: 100 * time.Millisecond, Warn: &warn}}))
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Len(t, rows(out.String()), 3, "the live context's two segments are still listed")
+	require.Equal(t, 1, strings.Count(warn.String(), "\n"), warn.String())
+	assert.True(t, strings.HasPrefix(warn.String(), "urmactl: warning: a loopback context did not answer: "), warn.String())
+	assert.Contains(t, warn.String(), mute, "the warning names the socket")
+}
+
+// A socket left by a dead process is not a context: it is neither listed
+// nor warned about.
+func TestListStaleSocket(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "dead.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
+	require.NoError(t, err)
+	ln.SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+
+	var out, warn bytes.Buffer
+	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{InspectOptions: cli.InspectOptions{Dir: dir, Warn: &warn}}))
+	assert.Len(t, rows(out.String()), 1)
+	assert.Empty(t, warn.String())
+}

@@ -1,0 +1,56 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/urma-go/sdk/cmd/urmactl/internal/cli"
+)
+
+// execute runs the root command as the binary would, without a process.
+func execute(t *testing.T, stdin []byte, args ...string) (string, string, error) {
+	t.Helper()
+	root := cli.New()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetIn(bytes.NewReader(stdin))
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestRootSegmentAndJetty(t *testing.T) {
+	f := newFixture(t)
+	out, errOut, err := execute(t, nil, "segment", "list", "--dir", f.dir)
+	require.NoError(t, err)
+	assert.Empty(t, errOut)
+	assert.Len(t, rows(out), 3)
+
+	out, _, err = execute(t, nil, "seg", "ls", "-o", "wide", "--timeout", "500ms")
+	require.NoError(t, err)
+	assert.Contains(t, out, "COMMAND")
+
+	out, _, err = execute(t, nil, "jetty", "list", "-o", "json")
+	require.NoError(t, err)
+	assert.Contains(t, out, `"kind": "jetty"`)
+
+	raw := marshal(t, f.jfr.Descriptor())
+	out, _, err = execute(t, raw, "jetty", "decode")
+	require.NoError(t, err)
+	assert.Contains(t, out, "kind:         jfr\n")
+	out, _, err = execute(t, []byte(hex.EncodeToString(raw)), "jetty", "decode", "-")
+	require.NoError(t, err)
+	assert.Contains(t, out, "kind:         jfr\n")
+
+	for _, args := range [][]string{
+		{"segment", "bogus"}, {"jetty", "bogus"}, {"segment", "ls", "extra"},
+		{"segment", "decode", "00", "11"}, {"jetty", "ls", "--timeout", "soon"},
+	} {
+		_, _, err := execute(t, nil, args...)
+		assert.Error(t, err, args)
+	}
+}
