@@ -123,7 +123,8 @@ func Inspect(dir string, timeout time.Duration) ([]ContextInfo, error) {
 			if removeIfStale(path) {
 				continue
 			}
-			ci.Error = err.Error()
+			// Name the context by its socket file, since it could not say.
+			ci.Error = e.Name() + ": " + err.Error()
 		}
 		out = append(out, ci)
 	}

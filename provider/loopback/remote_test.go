@@ -306,6 +306,7 @@ func TestRemotePeerStopped(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, p.Process().Signal(syscall.SIGSTOP))
+	waitStopped(t, p.Pid()) // the signal is delivered asynchronously
 	done := make(chan error, 1)
 	go func() {
 		_, err := jfc.Poll(make([]jetty.CR, 1))
