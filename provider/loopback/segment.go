@@ -207,11 +207,10 @@ func quarantine(s *segment) {
 }
 
 // target is an imported segment: a memRef to the owner's memory, mapped into
-// this process when the owner is another process.
+// this process when the owner is another process (ref.peer says which).
 type target struct {
 	desc   provider.SegmentDesc
 	ref    memRef
-	peer   *peerConn // nil when the owner is in this process
 	closed atomic.Bool
 }
 
@@ -237,7 +236,7 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 	if err != nil {
 		return nil, err
 	}
-	return &target{desc: desc, ref: ref, peer: p}, nil
+	return &target{desc: desc, ref: ref}, nil
 }
 
 // importLocal finds a segment of owner, a context of this process, and
