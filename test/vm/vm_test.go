@@ -178,3 +178,19 @@ func txPackets(ctx context.Context, t *testing.T, d Device) int {
 	}
 	return n
 }
+
+// TestNoOutsideNetwork checks that the guest's initial namespace has only
+// loopback and the devices' own interfaces: nothing reaches outside.
+func TestNoOutsideNetwork(t *testing.T) {
+	env := Require(t)
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"lo": true, env.RXE.Netdev: true, env.SIW.Netdev: true}
+	for _, i := range ifs {
+		if !allowed[i.Name] {
+			t.Errorf("unexpected network interface %s in the guest", i.Name)
+		}
+	}
+}
