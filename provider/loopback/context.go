@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
 )
 
 // child is any object a context closes when it closes.
@@ -45,7 +46,7 @@ type lbContext struct {
 	peersMu sync.Mutex
 	peers   map[fabricKey]*peerConn
 
-	events eventQueue
+	events asyncq.Queue
 }
 
 type tokenInfo struct {
@@ -66,7 +67,7 @@ func newContext(eid provider.EID) (*lbContext, error) {
 	}
 	c := &lbContext{eid: eid, dir: dir, page: page, tokens: map[uint32]*tokenInfo{},
 		recvqs: map[uint32]*endpoint{}, peers: map[fabricKey]*peerConn{}, pages: map[*ctlPage]struct{}{}}
-	c.events.init()
+	c.events.Init("loopback")
 	for tries := 0; ; tries++ {
 		c.uasid = rand.Uint32()
 		if c.uasid == 0 || !fabricAdd(c) {
@@ -156,7 +157,7 @@ func (c *lbContext) Close() error {
 		pg.release()
 	}
 	c.page.release()
-	c.events.close()
+	c.events.Close()
 	return nil
 }
 
@@ -209,14 +210,14 @@ func (c *lbContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error)
 	if err := c.check(); err != nil {
 		return provider.AsyncEvent{}, err
 	}
-	ev, err := c.events.get(ctx)
+	ev, err := c.events.Get(ctx, errClosed("context"))
 	if errors.Is(err, context.DeadlineExceeded) {
 		return ev, provider.Errorf(provider.ErrTimeout, "no async event before the deadline")
 	}
 	return ev, err
 }
 
-func (c *lbContext) AckAsyncEvent(ev provider.AsyncEvent) error { return c.events.ack(ev) }
+func (c *lbContext) AckAsyncEvent(ev provider.AsyncEvent) error { return c.events.Ack(ev) }
 
 // registerSendq and unregisterSendq maintain the lock-free id table.
 func (c *lbContext) registerSendq(q *sendq) {

@@ -113,9 +113,9 @@ func (c *lbContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 		j.rq = rq
 		desc.TokenPolicy, token = cfg.Recv.TokenPolicy, cfg.Recv.Token
 	}
-	q.src.owner = cfg.Owner
-	if q.src.owner == nil {
-		q.src.owner = j
+	q.src.Owner = cfg.Owner
+	if q.src.Owner == nil {
+		q.src.Owner = j
 	}
 	if q.id, err = c.adopt(j); err != nil {
 		j.release()

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
 )
 
 // crSlot is a completion record as it lies in a JFC ring: plain integers
@@ -86,7 +87,7 @@ func (v *jfcView) overflow() {
 		return
 	}
 	if v.own != nil {
-		v.own.ctx.events.raise(provider.EventJFCErr, &v.own.src)
+		v.own.ctx.events.Raise(provider.EventJFCErr, &v.own.src, 0)
 		return
 	}
 	if v.peer != nil {
@@ -100,7 +101,7 @@ type jfc struct {
 	depth int
 	view  jfcView
 	jfce  *jfce
-	src   eventSource
+	src   asyncq.Source
 
 	events atomic.Int32 // delivered by Wait, not yet acked
 	users  atomic.Int32 // queues completing into this JFC
@@ -133,9 +134,9 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 	if e != nil {
 		j.view.efd = e.efd
 	}
-	j.src.owner = cfg.Owner
-	if j.src.owner == nil {
-		j.src.owner = j
+	j.src.Owner = cfg.Owner
+	if j.src.Owner == nil {
+		j.src.Owner = j
 	}
 	if j.id, err = c.adopt(j); err != nil {
 		r.close()
@@ -231,7 +232,7 @@ func (j *jfc) Close() error {
 	if n := j.events.Load(); n > 0 {
 		return provider.Errorf(provider.ErrBusy, "jfc has %d unacknowledged completion events", n)
 	}
-	if err := j.src.busy(); err != nil {
+	if err := j.src.Busy(); err != nil {
 		return err
 	}
 	j.ctx.disown(j)
@@ -243,7 +244,7 @@ func (j *jfc) destroy() {
 	if j.closed.Swap(true) {
 		return
 	}
-	j.ctx.events.forget(&j.src)
+	j.ctx.events.Forget(&j.src)
 	if j.jfce != nil {
 		j.jfce.drop(j)
 	}

@@ -77,7 +77,7 @@ func (e *jfce) take(out []any) int {
 		}
 		if j.view.ring.meta(metaNotified).CompareAndSwap(1, 0) {
 			j.events.Add(1)
-			out[n] = j.src.owner
+			out[n] = j.src.Owner
 			n++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
 )
 
 // recvSlot is a receive request as it lies in a receive ring, followed by
@@ -246,7 +247,7 @@ type endpoint struct {
 type jfrObj struct {
 	*recvq
 	ep      *endpoint
-	src     eventSource
+	src     asyncq.Source
 	sharers atomic.Int32
 }
 
@@ -259,9 +260,9 @@ func (c *lbContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
 		return nil, err
 	}
 	j := &jfrObj{recvq: q}
-	j.src.owner = cfg.Owner
-	if j.src.owner == nil {
-		j.src.owner = j
+	j.src.Owner = cfg.Owner
+	if j.src.Owner == nil {
+		j.src.Owner = j
 	}
 	id, err := c.adopt(j)
 	if err != nil {
@@ -320,7 +321,7 @@ func (j *jfrObj) Close() error {
 	if n := j.sharers.Load(); n > 0 {
 		return provider.Errorf(provider.ErrBusy, "jfr is shared by %d jetties", n)
 	}
-	if err := j.src.busy(); err != nil {
+	if err := j.src.Busy(); err != nil {
 		return err
 	}
 	j.ctx.disown(j)
@@ -330,7 +331,7 @@ func (j *jfrObj) Close() error {
 
 func (j *jfrObj) destroy() {
 	j.ctx.removeEndpoint(j.id)
-	j.ctx.events.forget(&j.src)
+	j.ctx.events.Forget(&j.src)
 	j.recvq.destroy()
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
 )
 
 // pendingWR is a request that could not run yet (its target had no receive)
@@ -32,7 +33,7 @@ type sendq struct {
 	rnrTimeout time.Duration
 	jfc        *jfc
 	jetty      *jettyObj // nil for a JFS
-	src        eventSource
+	src        asyncq.Source
 	closed     atomic.Bool
 	// credited is the highest sequence whose slot is free again.
 	credited atomic.Uint64
@@ -73,7 +74,7 @@ func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
 	if q.rnrTimeout == 0 {
 		q.rnrTimeout = time.Millisecond
 	}
-	q.src.owner = cfg.Owner
+	q.src.Owner = cfg.Owner
 	j.users.Add(1)
 	return q, nil
 }
@@ -214,7 +215,7 @@ func (q *sendq) fail(w *provider.WR, seq uint64, rem *remote, st provider.CRStat
 	if q.jetty != nil {
 		ev = provider.EventJettyErr
 	}
-	q.ctx.events.raise(ev, &q.src)
+	q.ctx.events.Raise(ev, &q.src, 0)
 }
 
 func (q *sendq) Flush(crs []provider.CR) (int, error) {
@@ -306,7 +307,7 @@ func (q *sendq) closeQ() error {
 	if q.closed.Load() {
 		return errClosed(q.name())
 	}
-	return q.src.busy()
+	return q.src.Busy()
 }
 
 func (q *sendq) destroy() {
@@ -320,7 +321,7 @@ func (q *sendq) destroy() {
 	q.pending = nil
 	q.mu.Unlock()
 	q.ctx.unregisterSendq(q)
-	q.ctx.events.forget(&q.src)
+	q.ctx.events.Forget(&q.src)
 	q.jfc.users.Add(-1)
 }
 
@@ -338,8 +339,8 @@ func (c *lbContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
 		return nil, err
 	}
 	j := &jfsObj{q}
-	if q.src.owner == nil {
-		q.src.owner = j
+	if q.src.Owner == nil {
+		q.src.Owner = j
 	}
 	if q.id, err = c.adopt(j); err != nil {
 		q.jfc.users.Add(-1)
@@ -371,5 +372,5 @@ func (q *sendq) remoteLost(p *peerConn) {
 		return
 	}
 	q.state = provider.StateError
-	q.ctx.events.raise(provider.EventJettyErr, &q.src)
+	q.ctx.events.Raise(provider.EventJettyErr, &q.src, 0)
 }

@@ -258,7 +258,7 @@ func (s *ctlServer) notify(payload []byte) {
 	}
 	s.c.mu.Unlock()
 	if j != nil && !j.closed.Load() {
-		j.ctx.events.raise(provider.EventJFCErr, &j.src)
+		j.ctx.events.Raise(provider.EventJFCErr, &j.src, 0)
 	}
 }
 
