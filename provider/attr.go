@@ -99,7 +99,11 @@ type DeviceAttr struct {
 	Modes TransportMode
 	// MaxEIDs is the size of the EID table.
 	MaxEIDs int
-	Ports   []PortAttr
+	// SolicitedInCR reports whether receive records carry CRFlagSolicited
+	// for messages sent with FlagSolicited. Verbs devices do not (ibv_wc
+	// has no such bit), though solicited-only arming works on them.
+	SolicitedInCR bool
+	Ports         []PortAttr
 }
 
 // SupportsMode reports whether m is in Modes.

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/urma-go/sdk/cmd/urmactl/internal/cli"
+	_ "github.com/urma-go/sdk/provider/ib"
 	_ "github.com/urma-go/sdk/provider/loopback"
 )
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/jetty"
+	_ "github.com/urma-go/sdk/provider/ib"
 	_ "github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"

@@ -57,10 +57,11 @@ func (d *device) Attr() provider.DeviceAttr {
 		MaxMsgSize: maxMsgSize,
 		AtomicOps: provider.AtomicOpsOf(provider.OpCAS, provider.OpSwap, provider.OpFAdd,
 			provider.OpFSub, provider.OpFAnd, provider.OpFOr, provider.OpFXor),
-		AtomicSize: 8,
-		Modes:      provider.RM | provider.RC | provider.UM,
-		MaxEIDs:    len(d.eids),
-		Ports:      []provider.PortAttr{{State: provider.PortActive, MTU: 4096}},
+		AtomicSize:    8,
+		Modes:         provider.RM | provider.RC | provider.UM,
+		MaxEIDs:       len(d.eids),
+		SolicitedInCR: true,
+		Ports:         []provider.PortAttr{{State: provider.PortActive, MTU: 4096}},
 	}
 }
 

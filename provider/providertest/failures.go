@@ -157,7 +157,11 @@ func testBadAtomic(t *testing.T, e *env) {
 	for _, wr := range bad {
 		wr.Target = r.remote
 		err := s.jfs.Post([]jetty.WR{wr})
-		require.ErrorIs(t, err, urma.ErrInvalid, "%v", wr.Opcode)
+		if e.attr.AtomicOps.Has(wr.Opcode) {
+			require.ErrorIs(t, err, urma.ErrInvalid, "%v", wr.Opcode)
+		} else {
+			require.ErrorIs(t, err, urma.ErrNotSupported, "%v is not in the device's AtomicOps", wr.Opcode)
+		}
 	}
 	e.none(s.jfc)
 	a, _ := s.jfs.Query()

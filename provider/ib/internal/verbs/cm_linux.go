@@ -185,13 +185,14 @@ func (id CMID) Connect(pdata []byte, retry, rnrRetry, rdAtomic int) error {
 	return nil
 }
 
-// Accept accepts a connection request with reply data pdata.
-func (id CMID) Accept(pdata []byte, rdAtomic int) error {
+// Accept accepts a connection request with reply data pdata; rnrRetry is
+// the RNR retry count the initiator's QP gets.
+func (id CMID) Accept(pdata []byte, rdAtomic, rnrRetry int) error {
 	var p unsafe.Pointer
 	if len(pdata) > 0 {
 		p = unsafe.Pointer(&pdata[0])
 	}
-	if rc := C.uv_cm_accept(id.p, p, C.uint8_t(len(pdata)), C.uint8_t(rdAtomic)); rc != 0 {
+	if rc := C.uv_cm_accept(id.p, p, C.uint8_t(len(pdata)), C.uint8_t(rdAtomic), C.uint8_t(rnrRetry)); rc != 0 {
 		return fmt.Errorf("rdma_accept: %w", errnoOf(rc))
 	}
 	return nil
@@ -224,3 +225,16 @@ func (id CMID) Destroy() error {
 	}
 	return nil
 }
+
+// PeerAddr is the connected peer's address.
+func (id CMID) PeerAddr() (netip.Addr, error) {
+	var b [16]byte
+	if rc := C.uv_cm_peer_addr(id.p, (*C.uint8_t)(&b[0])); rc != 0 {
+		return netip.Addr{}, errnoOf(rc)
+	}
+	return netip.AddrFrom16(b).Unmap(), nil
+}
+
+// SetAsyncNonblock makes the context's async event fd non-blocking, for a
+// Waiter.
+func (c *Context) SetAsyncNonblock() error { return syscall.SetNonblock(c.AsyncFD(), true) }

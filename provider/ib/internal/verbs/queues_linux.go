@@ -368,3 +368,6 @@ func (a *AH) Destroy() error {
 	}
 	return nil
 }
+
+// ID is the receive request's wr_id.
+func (w *RecvWR) ID() uint64 { return uint64(w.wr_id) }

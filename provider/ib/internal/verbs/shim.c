@@ -329,12 +329,13 @@ int uv_cm_connect(struct rdma_cm_id *id, const void *pd, uint8_t pdlen,
 	return rdma_connect(id, &p) ? -errno : 0;
 }
 
-int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t rd_atomic)
+int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t rd_atomic,
+		 uint8_t rnr_retry)
 {
 	struct rdma_conn_param p = {
 		.private_data = pd, .private_data_len = pdlen,
 		.responder_resources = rd_atomic, .initiator_depth = rd_atomic,
-		.rnr_retry_count = 7,
+		.rnr_retry_count = rnr_retry,
 	};
 	return rdma_accept(id, &p) ? -errno : 0;
 }
@@ -452,4 +453,20 @@ int uv_cm_resolve_addr(struct rdma_cm_id *id, const uint8_t *src, uint32_t src_s
 	uv_sockaddr(&s, src, 0, src_scope);
 	uv_sockaddr(&d, dst, dst_port, dst_scope);
 	return rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, timeout_ms) ? -errno : 0;
+}
+
+int uv_cm_peer_addr(struct rdma_cm_id *id, uint8_t *out)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+	memset(out, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((struct sockaddr_in *)sa)->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		memcpy(out, &((struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
 }

@@ -109,7 +109,10 @@ int uv_cm_qp_num(struct rdma_cm_id *id);
 struct ibv_context *uv_cm_verbs(struct rdma_cm_id *id);
 int uv_cm_connect(struct rdma_cm_id *id, const void *pd, uint8_t pdlen,
 		  uint8_t retry, uint8_t rnr_retry, uint8_t rd_atomic);
-int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t rd_atomic);
+// rnr_retry is the RNR retry count of the peer's QP: InfiniBand's CM
+// carries it in the reply, so the accepting side chooses it.
+int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t rd_atomic,
+		 uint8_t rnr_retry);
 int uv_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq,
 		    struct ibv_cq *rcq, struct ibv_srq *srq, uint32_t max_send_wr,
 		    uint32_t max_send_sge, uint32_t max_inline, uint32_t max_recv_wr);
@@ -135,5 +138,7 @@ uint16_t uv_cm_src_port(struct rdma_cm_id *id);
 int uv_cm_bind(struct rdma_cm_id *id, const uint8_t *addr, uint16_t port, uint32_t scope);
 int uv_cm_resolve_addr(struct rdma_cm_id *id, const uint8_t *src, uint32_t src_scope,
 		       const uint8_t *dst, uint16_t dst_port, uint32_t dst_scope, int timeout_ms);
+// uv_cm_peer_addr writes the connected peer's address as 16 bytes.
+int uv_cm_peer_addr(struct rdma_cm_id *id, uint8_t *out);
 
 #endif

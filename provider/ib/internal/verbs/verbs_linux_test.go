@@ -149,7 +149,7 @@ func connectRejectWrite(t *testing.T, d vm.Device) {
 	req = waitCM(t, ch, w, CMConnectRequest)
 	qpB, err := req.ID.CreateQP(ctx, cqB, cqB, srq, QPCaps{MaxSendWR: 1, MaxSendSGE: 1})
 	require.NoError(t, err)
-	require.NoError(t, req.ID.Accept([]byte("ok"), 1))
+	require.NoError(t, req.ID.Accept([]byte("ok"), 1, 7))
 	est1 := waitCM(t, ch, w, CMEstablished)
 	est2 := waitCM(t, ch, w, CMEstablished)
 	t.Logf("established %v %v, qp %d <-> %d", est1.ID == id2, est2.ID == req.ID, qpA.Num, qpB.Num)

@@ -1,0 +1,342 @@
+//go:build cgo && !urma_noverbs
+
+package ib
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+)
+
+// Connection timeouts. Address and route resolution are local lookups; a
+// connect waits for the peer's provider goroutine to answer.
+const (
+	resolveTimeout = 2 * time.Second
+	connectTimeout = 10 * time.Second
+)
+
+// conn is one RC connection: an initiator QP of a send queue, or a
+// responder QP attached to a JFR's SRQ or a Jetty.
+type conn struct {
+	id   verbs.CMID
+	qp   *verbs.QP
+	dead atomic.Bool
+	// down runs once when the peer disconnects or the connection fails.
+	down func()
+}
+
+// cmServer is a context's listener and the goroutine that answers the
+// requests of peers, without the application taking part.
+type cmServer struct {
+	c      *ibContext
+	ch     *verbs.EventChannel
+	w      *verbs.Waiter
+	listen verbs.CMID
+	port   uint16
+	done   chan struct{}
+	once   sync.Once
+
+	mu    sync.Mutex
+	conns map[verbs.CMID]*conn
+}
+
+func startCMServer(c *ibContext) (*cmServer, error) {
+	ch, err := verbs.NewEventChannel()
+	if err != nil {
+		return nil, verbsErr("create rdma_cm channel", err)
+	}
+	s := &cmServer{c: c, ch: ch, done: make(chan struct{}), conns: map[verbs.CMID]*conn{}}
+	fail := func(err error) (*cmServer, error) {
+		if !s.listen.IsZero() {
+			_ = s.listen.Destroy()
+		}
+		if s.w != nil {
+			_ = s.w.Close()
+		}
+		ch.Destroy()
+		return nil, err
+	}
+	if s.w, err = verbs.NewWaiter(ch.FD(), "rdma_cm events"); err != nil {
+		return fail(verbsErr("watch rdma_cm channel", err))
+	}
+	if s.listen, err = ch.NewID(); err != nil {
+		return fail(verbsErr("create rdma_cm id", err))
+	}
+	if err := s.listen.Bind(c.eid.addr, 0, c.scope()); err != nil {
+		return fail(verbsErr("bind "+c.eid.addr.String()+" (is the EID's interface in this network namespace?)", err))
+	}
+	if err := s.listen.Listen(128); err != nil {
+		return fail(verbsErr("listen", err))
+	}
+	s.port = s.listen.SrcPort()
+	go s.loop()
+	return s, nil
+}
+
+func (c *ibContext) scope() uint32 {
+	if c.eid.addr.Is6() && c.eid.addr.IsLinkLocalUnicast() {
+		return uint32(c.eid.ifindex)
+	}
+	return 0
+}
+
+// sourceFor picks the address a connection to dst leaves from: the
+// context's own, or another EID of the device when the families differ
+// (an IPv4 EID cannot reach an IPv6 one). It returns the scope for a
+// link-local destination too.
+func (c *ibContext) sourceFor(dst netip.Addr) (netip.Addr, uint32) {
+	if c.eid.addr.Is4() == dst.Is4() {
+		return c.eid.addr, c.scope()
+	}
+	for _, e := range c.dev.eids {
+		if e.addr.Is4() == dst.Is4() {
+			var scope uint32
+			if e.addr.Is6() && (e.addr.IsLinkLocalUnicast() || dst.IsLinkLocalUnicast()) {
+				scope = uint32(e.ifindex)
+			}
+			return e.addr, scope
+		}
+	}
+	return c.eid.addr, c.scope()
+}
+
+// stop ends the goroutine, disconnects what is left and frees the
+// listener. Connections belong to queues, which destroy them first.
+func (s *cmServer) stop() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		_ = s.w.Close()
+		<-s.done
+		_ = s.listen.Destroy()
+		s.ch.Destroy()
+	})
+}
+
+func (s *cmServer) loop() {
+	defer close(s.done)
+	for {
+		err := s.w.Wait(time.Time{}, func() bool {
+			for {
+				ev, ok, err := s.ch.GetEvent()
+				if err != nil || !ok {
+					return false
+				}
+				s.handle(ev)
+			}
+		})
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *cmServer) handle(ev verbs.CMEvent) {
+	switch ev.Type {
+	case verbs.CMConnectRequest:
+		s.request(ev)
+	case verbs.CMDisconnected, verbs.CMDeviceRemoval:
+		// On InfiniBand's CM the peer waits for our own disconnect (DREP).
+		_ = ev.ID.Disconnect()
+		s.lost(ev.ID)
+	case verbs.CMConnectError, verbs.CMUnreachable, verbs.CMRejected:
+		s.lost(ev.ID)
+	}
+}
+
+func (s *cmServer) lost(id verbs.CMID) {
+	s.mu.Lock()
+	cn := s.conns[id]
+	s.mu.Unlock()
+	if cn != nil && !cn.dead.Swap(true) && cn.down != nil {
+		cn.down()
+	}
+}
+
+func (s *cmServer) register(cn *conn) {
+	s.mu.Lock()
+	s.conns[cn.id] = cn
+	s.mu.Unlock()
+}
+
+// drop forgets a connection and destroys its QP and id.
+func (s *cmServer) drop(cn *conn) {
+	s.mu.Lock()
+	delete(s.conns, cn.id)
+	s.mu.Unlock()
+	cn.dead.Store(true)
+	_ = cn.id.Disconnect()
+	if cn.qp != nil {
+		s.c.hub.unwatchQP(cn.qp.Num)
+		cn.id.DestroyQP()
+	}
+	_ = cn.id.Destroy()
+}
+
+func (s *cmServer) request(ev verbs.CMEvent) {
+	c := s.c
+	req, err := parseRequest(ev.PrivateData)
+	if err == nil && c.closed.Load() {
+		err = errClosed("context")
+	}
+	if err != nil {
+		s.refuse(ev.ID, reply{status: replyCode(err)})
+		return
+	}
+	switch req.op {
+	case opImportSegment:
+		rep, err := c.answerSegmentImport(req)
+		if err != nil {
+			rep.status = replyCode(err)
+		}
+		s.refuse(ev.ID, rep)
+	case opImportJetty:
+		rep, err := c.answerJettyImport(req)
+		if err != nil {
+			rep.status = replyCode(err)
+		}
+		s.refuse(ev.ID, rep)
+	case opConnect, opBind:
+		src := provider.JettyID{EID: req.srcEID, UASID: req.srcUASID, ID: req.srcID}
+		if err := c.acceptConn(ev.ID, req, src); err != nil {
+			provider.Logf(provider.LogInfo, "ib %v: refused connection from %v: %v", c, src, err)
+			s.refuse(ev.ID, reply{status: replyCode(err)})
+		}
+	}
+}
+
+// refuse answers a request with a reject carrying rep, which is also how
+// imports are answered.
+func (s *cmServer) refuse(id verbs.CMID, rep reply) {
+	_ = id.Reject(rep.marshal())
+	_ = id.Destroy()
+}
+
+// dialed is the outcome of a connect: an established connection, or the
+// peer's reply in a reject.
+type dialed struct {
+	id    verbs.CMID
+	qp    *verbs.QP
+	reply reply
+}
+
+// dial connects to the context at (dst, port) with request req. makeQP
+// creates the initiator's QP on the resolved id. An import is answered by
+// a reject, so the returned id is zero and only reply is set; an accepted
+// connection returns the id and QP, handed over to the context's
+// rdma_cm goroutine.
+func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func(verbs.CMID) (*verbs.QP, error)) (dialed, error) {
+	if port == 0 || port > 0xffff {
+		return dialed{}, provider.Errorf(provider.ErrNotFound, "no context with uasid %d: uasids are rdma_cm ports", port)
+	}
+	ch, err := verbs.NewEventChannel()
+	if err != nil {
+		return dialed{}, verbsErr("create rdma_cm channel", err)
+	}
+	defer ch.Destroy()
+	w, err := verbs.NewWaiter(ch.FD(), "rdma_cm connect")
+	if err != nil {
+		return dialed{}, verbsErr("watch rdma_cm channel", err)
+	}
+	defer w.Close()
+	id, err := ch.NewID()
+	if err != nil {
+		return dialed{}, verbsErr("create rdma_cm id", err)
+	}
+	var qp *verbs.QP
+	keep := false
+	defer func() {
+		if !keep {
+			if qp != nil {
+				id.DestroyQP()
+			}
+			_ = id.Destroy()
+		}
+	}()
+	to := dst.Addr().Unmap()
+	where := netip.AddrPortFrom(to, uint16(port)).String()
+	from, scope := c.sourceFor(to)
+	if err := id.ResolveAddr(from, scope, to, uint16(port), scope, int(resolveTimeout/time.Millisecond)); err != nil {
+		return dialed{}, verbsErr("resolve "+where, err)
+	}
+	if _, err := waitCM(ch, w, verbs.CMAddrResolved, resolveTimeout, where); err != nil {
+		return dialed{}, err
+	}
+	if err := id.ResolveRoute(int(resolveTimeout / time.Millisecond)); err != nil {
+		return dialed{}, verbsErr("resolve route to "+where, err)
+	}
+	if _, err := waitCM(ch, w, verbs.CMRouteResolved, resolveTimeout, where); err != nil {
+		return dialed{}, err
+	}
+	if !id.OnContext(c.vc) {
+		return dialed{}, provider.Errorf(provider.ErrInvalid, "%s is reached through another device than %s", where, c.dev.info.Name)
+	}
+	if qp, err = makeQP(id); err != nil {
+		return dialed{}, err
+	}
+	rnr := 7
+	if req.op == opConnect || req.op == opBind {
+		rnr = int(req.rnrRetry)
+	}
+	if err := id.Connect(req.marshal(), 7, rnr, rdAtomic(c)); err != nil {
+		return dialed{}, verbsErr("connect to "+where, err)
+	}
+	ev, err := waitCM(ch, w, verbs.CMEstablished, connectTimeout, where)
+	if ev.Type == verbs.CMRejected {
+		rep, perr := parseReply(ev.PrivateData)
+		if perr != nil {
+			return dialed{}, provider.Errorf(provider.ErrNotFound, "no urma context listens at %s", where)
+		}
+		return dialed{reply: rep}, nil
+	}
+	if err != nil {
+		return dialed{}, err
+	}
+	if err := id.Migrate(c.cm.ch); err != nil {
+		_ = id.Disconnect()
+		return dialed{}, verbsErr("migrate rdma_cm id", err)
+	}
+	keep = true
+	return dialed{id: id, qp: qp, reply: reply{}}, nil
+}
+
+// waitCM waits for an event of type want; a reject is returned as an
+// event with no error so the caller can read its reply.
+func waitCM(ch *verbs.EventChannel, w *verbs.Waiter, want int, d time.Duration, where string) (verbs.CMEvent, error) {
+	var ev verbs.CMEvent
+	var gerr error
+	err := w.Wait(time.Now().Add(d), func() bool {
+		e, ok, err := ch.GetEvent()
+		if err != nil {
+			gerr = err
+			return true
+		}
+		ev = e
+		return ok
+	})
+	switch {
+	case gerr != nil:
+		return ev, verbsErr("rdma_cm event", gerr)
+	case err == verbs.ErrTimeout:
+		return ev, provider.Errorf(provider.ErrTimeout, "no answer from %s within %v", where, d)
+	case err != nil:
+		return ev, verbsErr("rdma_cm event", err)
+	case ev.Type == want, ev.Type == verbs.CMRejected:
+		return ev, nil
+	case ev.Type == verbs.CMAddrError, ev.Type == verbs.CMRouteError, ev.Type == verbs.CMUnreachable:
+		return ev, provider.Errorf(provider.ErrNotFound, "%s unreachable (%s, status %d)", where, verbs.CMEventName(ev.Type), ev.Status)
+	}
+	return ev, provider.Errorf(provider.ErrFail, "%s: %s (status %d) while waiting for %s", where,
+		verbs.CMEventName(ev.Type), ev.Status, verbs.CMEventName(want))
+}
+
+// rdAtomic is the number of outstanding RDMA READ and atomic requests a
+// connection allows each way.
+func rdAtomic(c *ibContext) int {
+	return min(16, max(1, c.dev.info.Attr.MaxQPRdAtom), max(1, c.dev.info.Attr.MaxQPInitRdAtom))
+}

@@ -1,0 +1,220 @@
+//go:build cgo && !urma_noverbs
+
+package ib
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
+)
+
+// ibContext is a device opened on one EID: a protection domain, and an
+// rdma_cm listener on the EID's address whose port is the context's UASID.
+// Peers reach everything the context exports through that listener.
+type ibContext struct {
+	dev    *device
+	eid    eidEntry
+	vc     *verbs.Context
+	hub    *asyncHub
+	cm     *cmServer
+	uasid  uint32
+	events asyncq.Queue
+	// ctl is a CQ for the completions nobody reads: the send side of
+	// responder QPs and the receive side of initiator QPs, which post none.
+	ctl *verbs.CQ
+
+	mu      sync.Mutex
+	closed  atomic.Bool
+	tokens  map[uint32]*tokenInfo
+	nextTok uint32
+	segs    map[segKey]*segment
+	nextID  uint32
+	// queues holds JFS, JFR and Jetty objects by id, for the connection
+	// requests that name them and for completions (wr_id carries the id).
+	queues  map[uint32]any
+	objects map[child]struct{}
+	nextCID uint32
+
+	qmu    sync.RWMutex
+	qtable map[uint32]completer
+}
+
+// child is an object the context closes with itself. rank orders the
+// teardown: queues before JFCs before segments.
+type child interface {
+	Close() error
+	rank() int
+	forceClose() error
+}
+
+// completer turns the completions of one queue into records.
+type completer interface {
+	complete(wc *verbs.WC, cr *provider.CR) bool
+}
+
+func openContext(d *device, e eidEntry) (*ibContext, error) {
+	vc, err := verbs.Open(d.info.Name)
+	if err != nil {
+		return nil, &provider.OpError{Op: "open context", Obj: d.info.Name, Err: provider.Errorf(provider.ErrNotFound, "%v", err)}
+	}
+	c := &ibContext{dev: d, eid: e, vc: vc, tokens: map[uint32]*tokenInfo{}, segs: map[segKey]*segment{},
+		queues: map[uint32]any{}, objects: map[child]struct{}{}, qtable: map[uint32]completer{}}
+	c.events.Init("ib " + d.info.Name)
+	fail := func(err error) (*ibContext, error) {
+		c.teardown()
+		return nil, err
+	}
+	if c.ctl, err = vc.NewCQ(64, nil, 0); err != nil {
+		return fail(verbsErr("create control CQ", err))
+	}
+	if c.hub, err = acquireHub(d.info.Name, c); err != nil {
+		return fail(verbsErr("read async events", err))
+	}
+	if c.cm, err = startCMServer(c); err != nil {
+		return fail(err)
+	}
+	c.uasid = uint32(c.cm.port)
+	return c, nil
+}
+
+// teardown releases what openContext acquired, in reverse order.
+func (c *ibContext) teardown() {
+	if c.cm != nil {
+		c.cm.stop()
+	}
+	if c.hub != nil {
+		c.hub.release(c)
+	}
+	if c.ctl != nil {
+		_ = c.ctl.Destroy()
+	}
+	_ = c.vc.Close()
+}
+
+func (c *ibContext) EID() provider.EID { return c.eid.eid }
+func (c *ibContext) UASID() uint32     { return c.uasid }
+
+func (c *ibContext) String() string { return c.dev.info.Name + "/" + c.eid.addr.String() }
+
+// Close closes every child object, newest first, then the context.
+func (c *ibContext) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.cm.stop() // no new connections while children go away
+	c.mu.Lock()
+	objs := make([]child, 0, len(c.objects))
+	for o := range c.objects {
+		objs = append(objs, o)
+	}
+	c.mu.Unlock()
+	// Jetties and send queues first, then receive queues, then JFCs and
+	// JFCEs, then segments: the order URMA prescribes.
+	for _, rank := range []int{0, 1, 2, 3, 4} {
+		for _, o := range objs {
+			if o.rank() == rank {
+				_ = o.forceClose()
+			}
+		}
+	}
+	c.events.Close()
+	c.cm = nil
+	c.teardown()
+	return nil
+}
+
+func (c *ibContext) track(o child) {
+	c.mu.Lock()
+	c.objects[o] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *ibContext) untrack(o child) {
+	c.mu.Lock()
+	delete(c.objects, o)
+	c.mu.Unlock()
+}
+
+// newID numbers a JFS, JFR or Jetty; ids are unique within the context
+// and never zero.
+func (c *ibContext) newID(q any) uint32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextID++
+	c.queues[c.nextID] = q
+	return c.nextID
+}
+
+func (c *ibContext) dropID(id uint32) {
+	c.mu.Lock()
+	delete(c.queues, id)
+	c.mu.Unlock()
+}
+
+func (c *ibContext) queue(id uint32) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queues[id]
+}
+
+// addCompleter numbers a queue for the wr_ids of its requests.
+func (c *ibContext) addCompleter(q completer) uint32 {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	c.nextCID++
+	c.qtable[c.nextCID] = q
+	return c.nextCID
+}
+
+func (c *ibContext) dropCompleter(cid uint32) {
+	c.qmu.Lock()
+	delete(c.qtable, cid)
+	c.qmu.Unlock()
+}
+
+func (c *ibContext) completer(id uint32) completer {
+	c.qmu.RLock()
+	q := c.qtable[id]
+	c.qmu.RUnlock()
+	return q
+}
+
+func (c *ibContext) check() error {
+	if c.closed.Load() {
+		return errClosed("context")
+	}
+	return nil
+}
+
+func (c *ibContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error) {
+	if err := c.check(); err != nil {
+		return provider.AsyncEvent{}, err
+	}
+	ev, err := c.events.Get(ctx, errClosed("context"))
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ev, provider.Errorf(provider.ErrTimeout, "no async event before the deadline")
+	}
+	return ev, err
+}
+
+func (c *ibContext) AckAsyncEvent(ev provider.AsyncEvent) error { return c.events.Ack(ev) }
+
+// deviceEvent turns a port or device event of the verbs context into the
+// URMA event of this context.
+func (c *ibContext) deviceEvent(ev verbs.AsyncEvent) {
+	switch ev.Type {
+	case verbs.EventPortActive:
+		c.events.Raise(provider.EventPortActive, nil, ev.Port)
+	case verbs.EventPortErr:
+		c.events.Raise(provider.EventPortDown, nil, ev.Port)
+	case verbs.EventDeviceFatal:
+		c.events.Raise(provider.EventDevFatal, nil, 0)
+	}
+}
+
+func errClosed(what string) error { return provider.Errorf(provider.ErrClosed, "%s is closed", what) }

@@ -1,0 +1,315 @@
+//go:build cgo && !urma_noverbs
+
+package ib
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+)
+
+// jetty is a send queue with a receive queue (its own SRQ or a shared
+// JFR's). In RC mode its one connection is the Jetty's QP, sending into
+// the send JFC and receiving from the SRQ; it is made by whichever side
+// binds first, and the other side's Bind adopts it.
+type jetty struct {
+	ctx      *ibContext
+	id       uint32
+	sq       *sendq
+	rq       *jfr
+	sharedRQ bool
+	closed   atomic.Bool
+
+	mu    sync.Mutex
+	bound *remote
+	cn    *conn
+	peer  provider.JettyID // the jetty at the other end of cn
+}
+
+func (c *ibContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	j := &jetty{ctx: c}
+	if cfg.Send.Owner == nil {
+		cfg.Send.Owner = cfg.Owner
+	}
+	sq, err := c.newSendq(cfg.Send, j)
+	if err != nil {
+		return nil, err
+	}
+	j.sq = sq
+	j.id = c.newID(j)
+	sq.id = j.id
+	if cfg.SharedJFR != nil {
+		rq, ok := cfg.SharedJFR.(*jfr)
+		if !ok || rq.ctx != c || rq.jetty != nil {
+			j.abort()
+			return nil, provider.Errorf(provider.ErrInvalid, "shared jfr of another context or provider")
+		}
+		if rq.closed.Load() {
+			j.abort()
+			return nil, errClosed("shared jfr")
+		}
+		if rq.mode != cfg.Send.Mode {
+			j.abort()
+			return nil, provider.Errorf(provider.ErrInvalid, "shared jfr is %v, jetty is %v", rq.mode, cfg.Send.Mode)
+		}
+		rq.users.Add(1)
+		j.rq, j.sharedRQ = rq, true
+	} else {
+		rc := cfg.Recv
+		rc.Mode = cfg.Send.Mode
+		if rc.Owner == nil {
+			rc.Owner = cfg.Owner
+		}
+		if j.rq, err = c.newJFR(rc, j.id, j); err != nil {
+			j.abort()
+			return nil, err
+		}
+	}
+	c.track(j)
+	return j, nil
+}
+
+func (j *jetty) abort() {
+	_ = j.sq.forceClose()
+	j.ctx.dropID(j.id)
+}
+
+func (j *jetty) rank() int { return 0 }
+
+func (j *jetty) Post(wrs []provider.WR) (int, error)         { return j.sq.Post(wrs) }
+func (j *jetty) Flush(crs []provider.CR) (int, error)        { return j.sq.Flush(crs) }
+func (j *jetty) Advise(r provider.Remote) error              { return j.sq.Advise(r) }
+func (j *jetty) Unadvise(r provider.Remote) error            { return j.sq.Unadvise(r) }
+func (j *jetty) Query() (provider.QueueAttr, error)          { return j.sq.Query() }
+func (j *jetty) Modify(s provider.State) error               { return j.sq.Modify(s) }
+func (j *jetty) PostRecv(wrs []provider.RecvWR) (int, error) { return j.rq.PostRecv(wrs) }
+
+func (j *jetty) Desc() provider.JettyDesc {
+	return provider.JettyDesc{ID: provider.JettyID{EID: j.ctx.eid.eid, UASID: j.ctx.uasid, ID: j.id},
+		Kind: provider.KindJetty, Mode: j.sq.mode, TokenPolicy: j.rq.policy}
+}
+
+func (j *jetty) boundRemote() *remote {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.bound
+}
+
+func (j *jetty) conn() *conn {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.cn
+}
+
+func (j *jetty) Bind(p provider.Remote) error {
+	if j.closed.Load() {
+		return errClosed("jetty")
+	}
+	r, err := j.ctx.ownRemote(p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case j.sq.mode != provider.RC:
+		return provider.Errorf(provider.ErrInvalid, "bind needs an RC jetty, this one is %v", j.sq.mode)
+	case r.desc.Kind != provider.KindJetty || r.desc.Mode != provider.RC:
+		return provider.Errorf(provider.ErrInvalid, "bind needs an RC jetty at the other end, not an %v %v", r.desc.Mode, r.desc.Kind)
+	}
+	j.sq.mu.Lock()
+	defer j.sq.mu.Unlock()
+	j.mu.Lock()
+	if j.bound != nil {
+		j.mu.Unlock()
+		return provider.Errorf(provider.ErrExist, "jetty is bound to %v", j.bound.desc.ID)
+	}
+	j.bound = r
+	j.mu.Unlock()
+	if _, err := j.connect(r); err != nil {
+		j.mu.Lock()
+		j.bound = nil
+		j.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// connect returns the jetty's live connection to r, adopting one the peer
+// made or making one. The caller holds sq.mu.
+func (j *jetty) connect(r *remote) (*conn, error) {
+	j.mu.Lock()
+	if cn := j.cn; cn != nil && !cn.dead.Load() {
+		peer := j.peer
+		j.mu.Unlock()
+		if peer != r.desc.ID {
+			return nil, provider.Errorf(provider.ErrBusy, "jetty is connected to %v", peer)
+		}
+		return cn, nil
+	}
+	old := j.cn
+	j.cn = nil
+	j.mu.Unlock()
+	c := j.ctx
+	if old != nil {
+		c.cm.drop(old)
+	}
+	req := request{op: opBind, target: r.desc.ID.ID, token: r.token, kind: provider.KindJetty, mode: provider.RC,
+		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: j.id, rnrTimer: j.sq.rnrTimer, rnrRetry: j.sq.rnrRetry}
+	d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, j.makeQP)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.reply.err("bind to " + r.desc.String()); err != nil {
+		return nil, err
+	}
+	cn := &conn{id: d.id, qp: d.qp}
+	j.adopt(cn, r.desc.ID)
+	return cn, nil
+}
+
+// makeQP creates the Jetty's RC QP on a connection's id.
+func (j *jetty) makeQP(id verbs.CMID) (*verbs.QP, error) {
+	caps := verbs.QPCaps{MaxSendWR: j.sq.depth, MaxSendSGE: j.sq.maxSGE, MaxInline: j.sq.maxInline}
+	qp, err := id.CreateQP(j.ctx.vc, j.sq.jfc.cq, j.rq.jfc.cq, j.rq.srq, caps)
+	if err != nil {
+		return nil, verbsErr("create QP", err)
+	}
+	return qp, nil
+}
+
+// adopt makes cn the Jetty's connection to peer.
+func (j *jetty) adopt(cn *conn, peer provider.JettyID) {
+	c := j.ctx
+	cn.down = func() { j.sq.connDown(cn) }
+	c.cm.register(cn)
+	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) { j.sq.connDown(cn) })
+	j.rq.attach(cn, peer)
+	j.mu.Lock()
+	j.cn, j.peer = cn, peer
+	j.mu.Unlock()
+}
+
+func (j *jetty) dropConn() {
+	j.mu.Lock()
+	cn := j.cn
+	j.cn = nil
+	j.mu.Unlock()
+	if cn != nil {
+		j.rq.detach(cn)
+		j.ctx.cm.drop(cn)
+	}
+}
+
+func (j *jetty) Unbind() error {
+	if j.closed.Load() {
+		return errClosed("jetty")
+	}
+	j.sq.mu.Lock()
+	defer j.sq.mu.Unlock()
+	j.mu.Lock()
+	if j.bound == nil {
+		j.mu.Unlock()
+		return provider.Errorf(provider.ErrInvalid, "jetty is not bound")
+	}
+	j.bound = nil
+	j.mu.Unlock()
+	j.dropConn()
+	return nil
+}
+
+// acceptBind answers a peer's Bind: the connection becomes this Jetty's,
+// unless it is bound or connected to another jetty.
+func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) error {
+	j.mu.Lock()
+	busy := j.bound != nil && j.bound.desc.ID != from || j.cn != nil && !j.cn.dead.Load() && j.peer != from
+	old := j.cn
+	j.mu.Unlock()
+	if busy {
+		return provider.Errorf(provider.ErrExist, "jetty %d is bound to another jetty", j.id)
+	}
+	if old != nil {
+		j.dropConn()
+	}
+	qp, err := j.makeQP(id)
+	if err != nil {
+		return err
+	}
+	cn := &conn{id: id, qp: qp}
+	if err := id.Accept((&reply{id: j.id}).marshal(), rdAtomic(j.ctx), int(r.rnrRetry)); err != nil {
+		id.DestroyQP()
+		return verbsErr("accept", err)
+	}
+	_ = qp.SetRNRTimer(r.rnrTimer)
+	j.adopt(cn, from)
+	return nil
+}
+
+func (j *jetty) Close() error {
+	if j.closed.Load() {
+		return errClosed("jetty")
+	}
+	if err := j.sq.src.Busy(); err != nil {
+		return err
+	}
+	if !j.sharedRQ {
+		if err := j.rq.src.Busy(); err != nil {
+			return err
+		}
+	}
+	return j.forceClose()
+}
+
+func (j *jetty) forceClose() error {
+	if j.closed.Swap(true) {
+		return nil
+	}
+	j.dropConn()
+	_ = j.sq.forceClose()
+	if j.sharedRQ {
+		j.rq.users.Add(-1)
+	} else {
+		_ = j.rq.forceClose()
+	}
+	j.ctx.dropID(j.id)
+	j.ctx.untrack(j)
+	return nil
+}
+
+// acceptConn answers a connection request for an RM receiver or an RC
+// Jetty; it runs on the context's rdma_cm goroutine.
+func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) error {
+	rq, jt, err := c.receiver(r)
+	if err != nil {
+		return err
+	}
+	if r.op == opBind {
+		if jt == nil || rq.mode != provider.RC {
+			return provider.Errorf(provider.ErrInvalid, "bind to something that is not an RC jetty")
+		}
+		return jt.acceptBind(id, from, r)
+	}
+	if rq.mode == provider.RC {
+		return provider.Errorf(provider.ErrInvalid, "RC jetties are reached by Bind")
+	}
+	qp, err := id.CreateQP(c.vc, c.ctl, rq.jfc.cq, rq.srq, verbs.QPCaps{MaxSendWR: 1, MaxSendSGE: 1})
+	if err != nil {
+		return verbsErr("create QP", err)
+	}
+	if err := id.Accept((&reply{id: rq.id}).marshal(), rdAtomic(c), int(r.rnrRetry)); err != nil {
+		id.DestroyQP()
+		return verbsErr("accept", err)
+	}
+	_ = qp.SetRNRTimer(r.rnrTimer)
+	cn := &conn{id: id, qp: qp}
+	cn.down = func() {
+		rq.detach(cn)
+		c.cm.drop(cn)
+	}
+	c.cm.register(cn)
+	rq.attach(cn, from)
+	return nil
+}

@@ -1,0 +1,340 @@
+//go:build cgo && !urma_noverbs
+
+package ib
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
+)
+
+// jfr is a JFR: an SRQ. Every connection that delivers to it, from any
+// peer, is a responder QP attached to the SRQ, so receives posted once
+// serve them all.
+type jfr struct {
+	ctx    *ibContext
+	id     uint32 // URMA id; a Jetty's own JFR has the Jetty's
+	cid    uint32 // completer id, in the wr_ids of receives
+	srq    *verbs.SRQ
+	val    uint64
+	jfc    *jfc
+	depth  int
+	maxSGE int
+	mode   provider.TransportMode
+	policy provider.TokenPolicy
+	token  uint32
+	kind   provider.JettyKind
+	jetty  *jetty // owner when this is a Jetty's own JFR
+	src    asyncq.Source
+	users  atomic.Int32 // Jetties sharing it
+	closed atomic.Bool
+
+	mu    sync.Mutex
+	state provider.State
+	slots []uint64 // user context per receive slot
+	free  []uint32
+	wrs   []verbs.RecvWR
+	sges  []verbs.SGE
+	conns map[*conn]struct{}
+
+	pmu   sync.RWMutex
+	peers map[uint32]provider.JettyID // responder QP number -> sender
+}
+
+func (c *ibContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
+	j, err := c.newJFR(cfg, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jfr, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	a := c.dev.attr
+	switch {
+	case !a.SupportsMode(cfg.Mode):
+		return nil, provider.Errorf(provider.ErrNotSupported, "%v mode on %s", cfg.Mode, c.dev.info.Name)
+	case cfg.Depth <= 0 || cfg.Depth > a.MaxJFRDepth:
+		return nil, provider.Errorf(provider.ErrInvalid, "jfr depth %d, device allows 1..%d", cfg.Depth, a.MaxJFRDepth)
+	case cfg.MaxSGE <= 0 || cfg.MaxSGE > a.MaxJFRSGE:
+		return nil, provider.Errorf(provider.ErrInvalid, "jfr max sge %d, device allows 1..%d", cfg.MaxSGE, a.MaxJFRSGE)
+	case cfg.TokenPolicy > provider.TokenPlainText:
+		return nil, provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
+	}
+	jc, err := c.ownJFC(cfg.JFC)
+	if err != nil {
+		return nil, err
+	}
+	j := &jfr{ctx: c, jfc: jc, depth: cfg.Depth, maxSGE: cfg.MaxSGE, mode: cfg.Mode, policy: cfg.TokenPolicy,
+		token: cfg.Token, kind: provider.KindJFR, jetty: owner, val: nextObjValue(), state: provider.StateReady,
+		slots: make([]uint64, cfg.Depth), free: make([]uint32, cfg.Depth),
+		wrs: make([]verbs.RecvWR, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
+		conns: map[*conn]struct{}{}, peers: map[uint32]provider.JettyID{}}
+	for i := range j.free {
+		j.free[i] = uint32(cfg.Depth - 1 - i)
+	}
+	j.src.Owner = cfg.Owner
+	if j.src.Owner == nil {
+		j.src.Owner = j
+	}
+	if j.srq, err = c.vc.NewSRQ(cfg.Depth, cfg.MaxSGE, uintptr(j.val)); err != nil {
+		return nil, verbsErr("ibv_create_srq", err)
+	}
+	jc.users.Add(1)
+	j.cid = c.addCompleter(j)
+	if owner != nil {
+		j.id, j.kind = id, provider.KindJetty
+	} else {
+		j.id = c.newID(j)
+		c.track(j)
+	}
+	c.hub.watchObj(j.val, func(ev verbs.AsyncEvent) {
+		if ev.Type == verbs.EventSRQLimit {
+			c.events.Raise(provider.EventJFRLimit, &j.src, 0)
+		} else {
+			c.events.Raise(provider.EventJFRErr, &j.src, 0)
+		}
+	})
+	return j, nil
+}
+
+// ownJFC checks that a JFC of the config belongs to this context.
+func (c *ibContext) ownJFC(p provider.JFC) (*jfc, error) {
+	j, ok := p.(*jfc)
+	if !ok || j == nil || j.ctx != c {
+		return nil, provider.Errorf(provider.ErrInvalid, "jfc of another context or provider")
+	}
+	if j.closed.Load() {
+		return nil, errClosed("jfc")
+	}
+	return j, nil
+}
+
+func (j *jfr) rank() int { return 1 }
+
+func (j *jfr) Desc() provider.JettyDesc {
+	return provider.JettyDesc{ID: provider.JettyID{EID: j.ctx.eid.eid, UASID: j.ctx.uasid, ID: j.id},
+		Kind: j.kind, Mode: j.mode, TokenPolicy: j.policy}
+}
+
+func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed.Load() || j.ctx.closed.Load():
+		return 0, errClosed("jfr")
+	case j.state != provider.StateReady:
+		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", j.state)
+	}
+	j.wrs, j.sges = j.wrs[:0], j.sges[:0]
+	var err error
+	n := 0
+	for i := range wrs {
+		w := &wrs[i]
+		if len(w.Local) > j.maxSGE {
+			err = provider.Errorf(provider.ErrInvalid, "%d sges, jfr allows %d", len(w.Local), j.maxSGE)
+			break
+		}
+		if len(j.free) == 0 {
+			err = provider.Errorf(provider.ErrAgain, "jfr holds %d receives", j.depth)
+			break
+		}
+		off := len(j.sges)
+		for k := range w.Local {
+			s, e := j.ctx.localSeg(w.Local[k].Seg)
+			if e != nil {
+				err = e
+				break
+			}
+			var sge verbs.SGE
+			sge.Set(w.Local[k].Addr, w.Local[k].Len, s.mr.LKey)
+			j.sges = append(j.sges, sge)
+		}
+		if err != nil {
+			j.sges = j.sges[:off]
+			break
+		}
+		slot := j.free[len(j.free)-1]
+		j.free = j.free[:len(j.free)-1]
+		j.slots[slot] = w.UserCtx
+		var rw verbs.RecvWR
+		rw.Set(uint64(j.cid)<<32|uint64(slot), off, len(w.Local))
+		j.wrs = append(j.wrs, rw)
+		n++
+	}
+	posted, perr := j.srq.PostRecv(j.wrs, j.sges)
+	for k := posted; k < len(j.wrs); k++ { // give back the slots the device refused
+		j.free = append(j.free, uint32(j.wrs[k].ID()))
+	}
+	if perr != nil {
+		return posted, verbsErr("post receive", perr)
+	}
+	return n, err
+}
+
+// complete turns a receive completion into its record.
+func (j *jfr) complete(wc *verbs.WC, cr *provider.CR) bool {
+	slot := uint32(wc.ID())
+	j.mu.Lock()
+	if int(slot) >= len(j.slots) {
+		j.mu.Unlock()
+		return false
+	}
+	userCtx := j.slots[slot]
+	j.free = append(j.free, slot)
+	j.mu.Unlock()
+	j.pmu.RLock()
+	from := j.peers[wc.QPNum()]
+	j.pmu.RUnlock()
+	st := crStatus(wc.Status())
+	if wc.Status() == verbs.WCLocQPOpErr {
+		// A receive fails alone only when the message does not fit its
+		// buffers; rxe reports that as a local QP operation error where
+		// other devices say LOC_LEN_ERR.
+		st = provider.CRLocLenErr
+	}
+	*cr = provider.CR{Status: st, Flags: provider.CRFlagRecv, Len: wc.Len(),
+		UserCtx: userCtx, LocalID: j.id, RemoteID: from, Opcode: provider.OpSend}
+	if j.kind == provider.KindJetty {
+		cr.Flags |= provider.CRFlagJetty
+	}
+	switch {
+	case wc.Opcode() == verbs.WCRecvImm:
+		cr.Opcode, cr.Len = provider.OpWriteImm, 0
+	case wc.Flags()&verbs.WCWithImm != 0:
+		cr.Opcode = provider.OpSendImm
+	}
+	if wc.Flags()&verbs.WCWithImm != 0 {
+		cr.Flags |= provider.CRFlagImm
+		cr.Imm = uint64(wc.Imm())
+	}
+	if cr.Status != provider.CRSuccess {
+		provider.Logf(provider.LogInfo, "ib: receive on jfr %d: %s (vendor error %#x)", j.id,
+			verbs.WCStatusName(wc.Status()), wc.VendorErr())
+		cr.Len = 0
+	}
+	return true
+}
+
+func (j *jfr) Query() (provider.QueueAttr, error) {
+	if j.closed.Load() {
+		return provider.QueueAttr{}, errClosed("jfr")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return provider.QueueAttr{ID: j.Desc().ID, State: j.state, Mode: j.mode, Depth: j.depth,
+		Outstanding: j.depth - len(j.free)}, nil
+}
+
+func (j *jfr) Modify(s provider.State) error {
+	if j.closed.Load() {
+		return errClosed("jfr")
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case s == provider.StateError:
+	case s == provider.StateReset && j.state == provider.StateError:
+	case s == provider.StateReady && j.state == provider.StateReset:
+	default:
+		return provider.Errorf(provider.ErrBadState, "jfr %v -> %v", j.state, s)
+	}
+	j.state = s
+	return nil
+}
+
+// accept attaches a responder QP for a connection to this JFR.
+func (j *jfr) attach(cn *conn, from provider.JettyID) {
+	j.mu.Lock()
+	j.conns[cn] = struct{}{}
+	j.mu.Unlock()
+	j.pmu.Lock()
+	j.peers[cn.qp.Num] = from
+	j.pmu.Unlock()
+}
+
+func (j *jfr) detach(cn *conn) {
+	j.mu.Lock()
+	delete(j.conns, cn)
+	j.mu.Unlock()
+}
+
+func (j *jfr) Close() error {
+	if j.closed.Load() {
+		return errClosed("jfr")
+	}
+	if n := j.users.Load(); n > 0 {
+		return provider.Errorf(provider.ErrBusy, "jfr is shared by %d jetties", n)
+	}
+	if err := j.src.Busy(); err != nil {
+		return err
+	}
+	return j.forceClose()
+}
+
+// forceClose disconnects every peer (their requests then fail with a
+// remote error) and destroys the SRQ.
+func (j *jfr) forceClose() error {
+	if j.closed.Swap(true) {
+		return nil
+	}
+	j.mu.Lock()
+	conns := make([]*conn, 0, len(j.conns))
+	for cn := range j.conns {
+		conns = append(conns, cn)
+	}
+	j.conns = map[*conn]struct{}{}
+	j.mu.Unlock()
+	for _, cn := range conns {
+		j.ctx.cm.drop(cn)
+	}
+	c := j.ctx
+	c.hub.unwatchObj(j.val)
+	c.events.Forget(&j.src)
+	if j.jetty == nil {
+		c.dropID(j.id)
+		c.untrack(j)
+	}
+	err := j.srq.Destroy()
+	c.dropCompleter(j.cid)
+	j.jfc.users.Add(-1)
+	if err != nil {
+		return verbsErr("destroy srq", err)
+	}
+	return nil
+}
+
+// crStatus maps a verbs completion status to a URMA one.
+func crStatus(s uint32) provider.CRStatus {
+	switch s {
+	case verbs.WCSuccess:
+		return provider.CRSuccess
+	case verbs.WCLocLenErr:
+		return provider.CRLocLenErr
+	case verbs.WCLocProtErr, verbs.WCLocAccErr:
+		return provider.CRLocAccessErr
+	case verbs.WCLocQPOpErr:
+		return provider.CRLocOperationErr
+	case verbs.WCRemAccErr:
+		return provider.CRRemAccessAbortErr
+	case verbs.WCRemInvReq, verbs.WCRemOpErr:
+		return provider.CRRemOperationErr
+	case verbs.WCRetryExc, verbs.WCRespTimeout:
+		return provider.CRAckTimeoutErr
+	case verbs.WCRNRRetryExc:
+		return provider.CRRNRRetryCntExcErr
+	case verbs.WCFlushErr:
+		return provider.CRWRFlushErr
+	case verbs.WCRemAbortErr:
+		return provider.CRRemAccessAbortErr
+	case verbs.WCBadRespErr:
+		return provider.CRRemOperationErr
+	}
+	return provider.CRLocOperationErr
+}

@@ -1,0 +1,175 @@
+package ib
+
+import (
+	"encoding/binary"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// The connection protocol. Everything a peer asks of a context goes in the
+// private data of an rdma_cm connect request to the context's listener
+// (its port is the context's UASID): import a segment, import a JFR or
+// Jetty, open an RM connection to one, or bind an RC Jetty. The answer
+// comes back in the private data of the reject (imports, refusals) or of
+// the accept (connections). InfiniBand's CM allows 56 bytes in a request
+// and 148 in a reject, so both messages fit in 48.
+
+// Operations of a request.
+const (
+	opImportSegment uint8 = 1
+	opImportJetty   uint8 = 2
+	opConnect       uint8 = 3 // RM: a QP from a JFS or Jetty to a JFR or Jetty
+	opBind          uint8 = 4 // RC: a Jetty to a Jetty, one to one
+)
+
+const (
+	protoVersion = 1
+	requestSize  = 48
+	replySize    = 24
+)
+
+var protoMagic = [2]byte{'U', 'B'}
+
+// request is a decoded connect request.
+type request struct {
+	op uint8
+	// target names what the request is for: a JFR or Jetty id, or a
+	// segment's token id.
+	target uint32
+	token  uint32
+	kind   provider.JettyKind
+	mode   provider.TransportMode
+	access provider.Access
+	policy provider.TokenPolicy
+	// srcEID, srcUASID and srcID name the initiator's context and queue,
+	// so that receive records carry the sender even when the connection
+	// leaves from another address of the device (another address family).
+	// srcEID travels only in connect and bind requests, in the place of
+	// va and len, which only segment imports use.
+	srcEID   provider.EID
+	srcUASID uint32
+	srcID    uint32
+	// rnrTimer is the IB encoding of the pause the initiator wants between
+	// RNR retries; the responder's QP announces it.
+	rnrTimer uint8
+	// rnrRetry is how often the initiator retries an RNR NAK, 7 forever.
+	rnrRetry uint8
+	va, len  uint64
+}
+
+func (r *request) marshal() []byte {
+	b := make([]byte, requestSize)
+	copy(b, protoMagic[:])
+	b[2], b[3] = protoVersion, r.op
+	binary.BigEndian.PutUint32(b[4:], r.target)
+	binary.BigEndian.PutUint32(b[8:], r.token)
+	b[12], b[13], b[14], b[15] = byte(r.kind), byte(r.mode), byte(r.access), byte(r.policy)
+	binary.BigEndian.PutUint32(b[16:], r.srcUASID)
+	binary.BigEndian.PutUint32(b[20:], r.srcID)
+	b[24], b[25] = r.rnrTimer, r.rnrRetry
+	if r.op == opConnect || r.op == opBind {
+		copy(b[32:], r.srcEID[:])
+	} else {
+		binary.BigEndian.PutUint64(b[32:], r.va)
+		binary.BigEndian.PutUint64(b[40:], r.len)
+	}
+	return b
+}
+
+// parseRequest decodes a request. Transports may pad private data with
+// zeros, so longer input is accepted.
+func parseRequest(b []byte) (request, error) {
+	if len(b) < requestSize {
+		return request{}, provider.Errorf(provider.ErrInvalid, "connect request: %d bytes of private data, want %d", len(b), requestSize)
+	}
+	if [2]byte(b[:2]) != protoMagic || b[2] != protoVersion {
+		return request{}, provider.Errorf(provider.ErrInvalid, "connect request: not a urma-go request (magic %q, version %d)", b[:2], b[2])
+	}
+	r := request{
+		op: b[3], target: binary.BigEndian.Uint32(b[4:]), token: binary.BigEndian.Uint32(b[8:]),
+		kind: provider.JettyKind(b[12]), mode: provider.TransportMode(b[13]),
+		access: provider.Access(b[14]), policy: provider.TokenPolicy(b[15]),
+		srcUASID: binary.BigEndian.Uint32(b[16:]), srcID: binary.BigEndian.Uint32(b[20:]),
+		rnrTimer: b[24], rnrRetry: b[25],
+	}
+	if r.op == opConnect || r.op == opBind {
+		r.srcEID = provider.EID(b[32:48])
+	} else {
+		r.va, r.len = binary.BigEndian.Uint64(b[32:]), binary.BigEndian.Uint64(b[40:])
+	}
+	if r.op < opImportSegment || r.op > opBind {
+		return request{}, provider.Errorf(provider.ErrInvalid, "connect request: unknown operation %d", r.op)
+	}
+	return r, nil
+}
+
+// Reply status codes: the sentinel a refusal maps to on the initiator.
+const (
+	replyOK uint8 = iota
+	replyNotFound
+	replyInvalid
+	replyPermission
+	replyExist
+	replyBusy
+	replyClosed
+	replyBadState
+	replyNotSupported
+	replyFail
+)
+
+var replyErrors = []error{
+	replyNotFound: provider.ErrNotFound, replyInvalid: provider.ErrInvalid,
+	replyPermission: provider.ErrPermission, replyExist: provider.ErrExist,
+	replyBusy: provider.ErrBusy, replyClosed: provider.ErrClosed,
+	replyBadState: provider.ErrBadState, replyNotSupported: provider.ErrNotSupported,
+	replyFail: provider.ErrFail,
+}
+
+func replyCode(err error) uint8 {
+	for code, e := range replyErrors {
+		if e != nil && provider.StatusOf(err) == provider.StatusOf(e) {
+			return uint8(code)
+		}
+	}
+	return replyFail
+}
+
+// reply is a decoded answer.
+type reply struct {
+	status uint8
+	// rkey of an imported segment; qpn and qkey of a UM JFR's UD QP.
+	rkey, qpn, qkey uint32
+	// id of the queue that accepted a connection, for receive records.
+	id uint32
+}
+
+func (r *reply) marshal() []byte {
+	b := make([]byte, replySize)
+	copy(b, protoMagic[:])
+	b[2], b[3] = protoVersion, r.status
+	binary.BigEndian.PutUint32(b[4:], r.rkey)
+	binary.BigEndian.PutUint32(b[8:], r.qpn)
+	binary.BigEndian.PutUint32(b[12:], r.qkey)
+	binary.BigEndian.PutUint32(b[16:], r.id)
+	return b
+}
+
+func parseReply(b []byte) (reply, error) {
+	if len(b) < replySize || [2]byte(b[:2]) != protoMagic || b[2] != protoVersion {
+		return reply{}, provider.Errorf(provider.ErrInvalid, "reply of %d bytes is not a urma-go reply", len(b))
+	}
+	r := reply{status: b[3], rkey: binary.BigEndian.Uint32(b[4:]), qpn: binary.BigEndian.Uint32(b[8:]),
+		qkey: binary.BigEndian.Uint32(b[12:]), id: binary.BigEndian.Uint32(b[16:])}
+	if int(r.status) >= len(replyErrors) {
+		return reply{}, provider.Errorf(provider.ErrInvalid, "reply status %d unknown", r.status)
+	}
+	return r, nil
+}
+
+// err returns nil for replyOK or the sentinel with the peer's refusal.
+func (r reply) err(what string) error {
+	if r.status == replyOK {
+		return nil
+	}
+	return provider.Errorf(replyErrors[r.status], "%s refused by the peer", what)
+}

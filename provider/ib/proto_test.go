@@ -1,0 +1,73 @@
+package ib
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+func TestRequestRoundTrip(t *testing.T) {
+	eid, err := provider.ParseEID("fe80::1")
+	require.NoError(t, err)
+	for _, r := range []request{
+		{op: opBind, target: 7, token: 0xdeadbeef, kind: provider.KindJetty, mode: provider.RC,
+			policy: provider.TokenPlainText, srcEID: eid, srcUASID: 40000, srcID: 9, rnrTimer: 12, rnrRetry: 3},
+		{op: opImportSegment, target: 3, token: 1, access: provider.AccessRead, srcUASID: 5, va: 1 << 40, len: 4096},
+	} {
+		b := r.marshal()
+		require.Len(t, b, requestSize)
+		got, err := parseRequest(append(b, 0, 0, 0)) // transports pad private data
+		require.NoError(t, err)
+		require.Equal(t, r, got)
+	}
+}
+
+func TestRequestRejectsGarbage(t *testing.T) {
+	good := (&request{op: opConnect}).marshal()
+	for name, b := range map[string][]byte{
+		"short":      good[:requestSize-1],
+		"magic":      append([]byte("XX"), good[2:]...),
+		"version":    append(append([]byte{}, good[:2]...), append([]byte{9}, good[3:]...)...),
+		"unknown op": append(append([]byte{}, good[:3]...), append([]byte{99}, good[4:]...)...),
+		"zero op":    append(append([]byte{}, good[:3]...), append([]byte{0}, good[4:]...)...),
+	} {
+		_, err := parseRequest(b)
+		require.ErrorIs(t, err, provider.ErrInvalid, name)
+	}
+}
+
+func TestReplyCarriesTheSentinel(t *testing.T) {
+	for _, sentinel := range []error{provider.ErrNotFound, provider.ErrInvalid, provider.ErrPermission,
+		provider.ErrExist, provider.ErrBusy, provider.ErrClosed, provider.ErrBadState, provider.ErrNotSupported} {
+		r := reply{status: replyCode(provider.Errorf(sentinel, "detail"))}
+		got, err := parseReply(r.marshal())
+		require.NoError(t, err)
+		require.ErrorIs(t, got.err("import"), sentinel)
+	}
+	ok, err := parseReply((&reply{rkey: 5, qpn: 6, qkey: 7, id: 8}).marshal())
+	require.NoError(t, err)
+	require.NoError(t, ok.err("import"))
+	require.Equal(t, reply{rkey: 5, qpn: 6, qkey: 7, id: 8}, ok)
+	_, err = parseReply([]byte("UB"))
+	require.ErrorIs(t, err, provider.ErrInvalid)
+	bad := (&reply{}).marshal()
+	bad[3] = 200
+	_, err = parseReply(bad)
+	require.ErrorIs(t, err, provider.ErrInvalid)
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add((&request{op: opImportSegment, va: 4096, len: 64}).marshal())
+	f.Add([]byte("UB\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseRequest(b)
+		if err != nil {
+			return
+		}
+		again, err := parseRequest(r.marshal())
+		require.NoError(t, err)
+		require.Equal(t, r, again)
+	})
+}

@@ -1,0 +1,293 @@
+//go:build cgo && !urma_noverbs
+
+package ib
+
+import (
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+)
+
+// tokenInfo is a token id and the segments that use it. explicit ids come
+// from AllocTokenID and outlive their segments; the others die with their
+// one segment.
+type tokenInfo struct {
+	segs     map[*segment]struct{}
+	explicit bool
+}
+
+// segKey names a segment to importers: its token id and address.
+type segKey struct {
+	tokenID uint32
+	va      uint64
+}
+
+type segment struct {
+	ctx    *ibContext
+	mem    []byte
+	mapped bool // mem is ours to unmap
+	pin    runtime.Pinner
+	mr     *verbs.MR
+	desc   provider.SegmentDesc
+	token  uint32
+	closed atomic.Bool
+}
+
+// target is an imported segment: the rkey its owner gave for the token.
+type target struct {
+	desc   provider.SegmentDesc
+	rkey   uint32
+	ctx    *ibContext
+	closed atomic.Bool
+}
+
+func (c *ibContext) AllocTokenID() (uint32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return 0, errClosed("context")
+	}
+	c.nextTok++
+	c.tokens[c.nextTok] = &tokenInfo{segs: map[*segment]struct{}{}, explicit: true}
+	return c.nextTok, nil
+}
+
+func (c *ibContext) FreeTokenID(id uint32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return errClosed("context")
+	}
+	t := c.tokens[id]
+	if t == nil || !t.explicit {
+		return provider.Errorf(provider.ErrNotFound, "token id %d", id)
+	}
+	if len(t.segs) > 0 {
+		return provider.Errorf(provider.ErrBusy, "token id %d is used by %d segments", id, len(t.segs))
+	}
+	delete(c.tokens, id)
+	return nil
+}
+
+// AllocSegment maps anonymous memory (huge pages when asked and
+// available) and registers it.
+func (c *ibContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provider.Segment, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if size == 0 || size > uint64(c.dev.info.Attr.MaxMRSize) || size > 1<<46 {
+		return nil, provider.Errorf(provider.ErrInvalid, "segment size %d", size)
+	}
+	page := uint64(unix.Getpagesize())
+	n := int((size + page - 1) / page * page)
+	var mem []byte
+	var err error
+	if cfg.HugePages {
+		const huge = 2 << 20
+		hn := (n + huge - 1) / huge * huge
+		mem, err = unix.Mmap(-1, 0, hn, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_HUGETLB)
+		if err != nil {
+			provider.Logf(provider.LogInfo, "ib: no huge pages for %d bytes (%v), using normal pages", size, err)
+		}
+	}
+	if mem == nil {
+		if mem, err = unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
+			return nil, provider.Errorf(provider.ErrNoMemory, "mmap %d bytes: %v", n, err)
+		}
+	}
+	s, err := c.addSegment(mem[:size:size], true, cfg)
+	if err != nil {
+		_ = unix.Munmap(mem[:cap(mem)])
+		return nil, err
+	}
+	s.mem = mem[:size:len(mem)]
+	return s, nil
+}
+
+// RegisterSegment registers caller memory. Go memory is pinned for the
+// life of the segment, so the collector neither moves nor frees it while
+// the device may access it.
+func (c *ibContext) RegisterSegment(buf []byte, cfg provider.SegmentConfig) (provider.Segment, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if len(buf) == 0 {
+		return nil, provider.Errorf(provider.ErrInvalid, "empty buffer")
+	}
+	return c.addSegment(buf, false, cfg)
+}
+
+func mrAccess(a provider.Access) int {
+	// Local write is always granted: a segment is also where READs and
+	// receives land.
+	f := verbs.AccessLocalWrite
+	if a&provider.AccessRead != 0 {
+		f |= verbs.AccessRemoteRead
+	}
+	if a&provider.AccessWrite != 0 {
+		f |= verbs.AccessRemoteWrite
+	}
+	if a&provider.AccessAtomic != 0 {
+		f |= verbs.AccessRemoteAtomic
+	}
+	return f
+}
+
+func (c *ibContext) addSegment(mem []byte, mapped bool, cfg provider.SegmentConfig) (*segment, error) {
+	if err := cfg.Access.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.TokenPolicy > provider.TokenPlainText {
+		return nil, provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
+	}
+	s := &segment{ctx: c, mem: mem, mapped: mapped, token: cfg.Token}
+	p := unsafe.Pointer(unsafe.SliceData(mem))
+	if !mapped {
+		s.pin.Pin(p)
+	}
+	mr, err := c.vc.RegMR(p, uintptr(len(mem)), mrAccess(cfg.Access))
+	if err != nil {
+		s.pin.Unpin()
+		return nil, verbsErr("ibv_reg_mr", err)
+	}
+	s.mr = mr
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fail := func(err error) (*segment, error) {
+		_ = mr.Dereg()
+		s.pin.Unpin()
+		return nil, err
+	}
+	if c.closed.Load() {
+		return fail(errClosed("context"))
+	}
+	tok := cfg.TokenID
+	if tok == 0 {
+		c.nextTok++
+		tok = c.nextTok
+		c.tokens[tok] = &tokenInfo{segs: map[*segment]struct{}{}}
+	}
+	ti := c.tokens[tok]
+	if ti == nil {
+		return fail(provider.Errorf(provider.ErrClosed, "token id %d is not allocated", tok))
+	}
+	ti.segs[s] = struct{}{}
+	s.desc = provider.SegmentDesc{EID: c.eid.eid, UASID: c.uasid, VA: uint64(uintptr(p)), Len: uint64(len(mem)),
+		Access: cfg.Access, TokenPolicy: cfg.TokenPolicy, TokenID: tok}
+	c.segs[segKey{tok, s.desc.VA}] = s
+	c.objects[s] = struct{}{}
+	return s, nil
+}
+
+func (s *segment) Desc() provider.SegmentDesc { return s.desc }
+func (s *segment) Bytes() []byte              { return s.mem }
+func (s *segment) rank() int                  { return 4 }
+func (s *segment) forceClose() error          { return s.Close() }
+
+// Close deregisters the memory: later accesses through imports fail with a
+// remote access error, as the verbs do for a destroyed key.
+func (s *segment) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	c := s.ctx
+	c.mu.Lock()
+	delete(c.segs, segKey{s.desc.TokenID, s.desc.VA})
+	if ti := c.tokens[s.desc.TokenID]; ti != nil {
+		delete(ti.segs, s)
+		if !ti.explicit && len(ti.segs) == 0 {
+			delete(c.tokens, s.desc.TokenID)
+		}
+	}
+	delete(c.objects, s)
+	c.mu.Unlock()
+	err := s.mr.Dereg()
+	s.pin.Unpin()
+	if s.mapped {
+		_ = unix.Munmap(s.mem[:cap(s.mem)])
+	}
+	s.mem = nil
+	if err != nil {
+		return verbsErr("deregister segment", err)
+	}
+	return nil
+}
+
+// lkey checks that m is a live segment of this context.
+func (c *ibContext) localSeg(m provider.MemRef) (*segment, error) {
+	s, ok := provider.RawMem(m).(*segment)
+	if !ok || s == nil || s.ctx != c {
+		return nil, provider.Errorf(provider.ErrInvalid, "local sge names memory that is not a segment of this context")
+	}
+	if s.closed.Load() {
+		return nil, errClosed("local segment")
+	}
+	return s, nil
+}
+
+// ImportSegment asks the owner, through its listener, to check the
+// descriptor and token; the answer carries the key for one-sided access.
+func (c *ibContext) ImportSegment(desc provider.SegmentDesc, token uint32) (provider.Target, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := desc.Validate(); err != nil {
+		return nil, err
+	}
+	req := request{op: opImportSegment, target: desc.TokenID, token: token, access: desc.Access,
+		policy: desc.TokenPolicy, srcUASID: c.uasid, va: desc.VA, len: desc.Len}
+	d, err := c.dial(desc.EID, desc.UASID, req, c.probeQP)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.reply.err("segment import"); err != nil {
+		return nil, err
+	}
+	t := &target{desc: desc, rkey: d.reply.rkey, ctx: c}
+	c.track(t)
+	return t, nil
+}
+
+// probeQP is the QP an import's connect request needs (iWARP connects a
+// QP even when the answer is a reject); it never carries data.
+func (c *ibContext) probeQP(id verbs.CMID) (*verbs.QP, error) {
+	qp, err := id.CreateQP(c.vc, c.ctl, c.ctl, nil, verbs.QPCaps{MaxSendWR: 1, MaxSendSGE: 1, MaxRecvWR: 1})
+	if err != nil {
+		return nil, verbsErr("create QP", err)
+	}
+	return qp, nil
+}
+
+func (c *ibContext) answerSegmentImport(r request) (reply, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.segs[segKey{r.target, r.va}]
+	if s == nil || s.closed.Load() {
+		return reply{}, provider.Errorf(provider.ErrNotFound, "no segment with token id %d at va %#x", r.target, r.va)
+	}
+	d := s.desc
+	if d.Len != r.len || d.Access != r.access || d.TokenPolicy != r.policy {
+		return reply{}, provider.Errorf(provider.ErrInvalid, "descriptor does not match the segment")
+	}
+	if d.TokenPolicy != provider.TokenNone && s.token != r.token {
+		return reply{}, provider.Errorf(provider.ErrPermission, "wrong token for segment token id %d", r.target)
+	}
+	return reply{rkey: s.mr.RKey}, nil
+}
+
+func (t *target) Desc() provider.SegmentDesc { return t.desc }
+func (t *target) rank() int                  { return 4 }
+func (t *target) forceClose() error          { return t.Close() }
+
+func (t *target) Close() error {
+	if t.closed.Swap(true) {
+		return errClosed("target")
+	}
+	t.ctx.untrack(t)
+	return nil
+}

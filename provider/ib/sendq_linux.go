@@ -1,0 +1,739 @@
+//go:build cgo && !urma_noverbs
+
+package ib
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+	"github.com/urma-go/sdk/provider/internal/asyncq"
+)
+
+// Slot states of a send queue.
+const (
+	slotFree uint8 = iota
+	slotPosted
+	slotDone
+)
+
+// sendSlot remembers a posted request until its record is polled: what
+// the record reports, and the connection whose QP holds it (nil for a
+// request the provider completes itself).
+type sendSlot struct {
+	seq      uint64
+	userCtx  uint64
+	remote   provider.JettyID
+	cn       *conn
+	length   uint32
+	opcode   provider.Opcode
+	signaled bool
+	state    uint8
+}
+
+// sendq is a JFS, or the send side of a Jetty. In RM mode it owns one RC
+// connection per remote it sends to; in RC mode it uses its Jetty's one.
+// Requests are numbered by seq; a wr_id is (completer id, low 32 bits of
+// seq), and the slot ring is a power of two so the low bits find the slot.
+type sendq struct {
+	ctx       *ibContext
+	id        uint32
+	cid       uint32
+	jfc       *jfc
+	jetty     *jetty
+	mode      provider.TransportMode
+	depth     int
+	maxSGE    int
+	maxInline int
+	rnrRetry  uint8
+	rnrTimer  uint8
+	src       asyncq.Source
+	closed    atomic.Bool
+
+	mu     sync.Mutex
+	state  provider.State
+	slots  []sendSlot
+	mask   uint64
+	head   uint64 // seq of the next request
+	tail   uint64 // oldest request whose slot is held
+	conns  map[*remote]*conn
+	lastHW *conn // connection of the newest request to a QP
+	wrs    []verbs.SendWR
+	sges   []verbs.SGE
+}
+
+func (c *ibContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
+	if cfg.Mode == provider.RC {
+		return nil, provider.Errorf(provider.ErrInvalid, "RC mode is for jetties, a JFS cannot be bound")
+	}
+	q, err := c.newSendq(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	q.id = c.newID(q)
+	c.track(q)
+	return q, nil
+}
+
+func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	a := c.dev.attr
+	switch {
+	case !a.SupportsMode(cfg.Mode):
+		return nil, provider.Errorf(provider.ErrNotSupported, "%v mode on %s", cfg.Mode, c.dev.info.Name)
+	case cfg.Depth <= 0 || cfg.Depth > a.MaxJFSDepth:
+		return nil, provider.Errorf(provider.ErrInvalid, "jfs depth %d, device allows 1..%d", cfg.Depth, a.MaxJFSDepth)
+	case cfg.MaxSGE <= 0 || cfg.MaxSGE > a.MaxJFSSGE:
+		return nil, provider.Errorf(provider.ErrInvalid, "jfs max sge %d, device allows 1..%d", cfg.MaxSGE, a.MaxJFSSGE)
+	case cfg.MaxInline < 0 || cfg.MaxInline > a.MaxInline:
+		return nil, provider.Errorf(provider.ErrInvalid, "jfs max inline %d, device allows 0..%d", cfg.MaxInline, a.MaxInline)
+	case cfg.RNRRetry < 0 || cfg.RNRRetry > 7:
+		return nil, provider.Errorf(provider.ErrInvalid, "rnr retry %d, 0..7 (7 retries forever)", cfg.RNRRetry)
+	}
+	jc, err := c.ownJFC(cfg.JFC)
+	if err != nil {
+		return nil, err
+	}
+	ring := 1 << bits.Len(uint(cfg.Depth-1))
+	q := &sendq{ctx: c, jfc: jc, jetty: owner, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE,
+		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
+		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
+		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
+	q.src.Owner = cfg.Owner
+	if q.src.Owner == nil {
+		q.src.Owner = q
+	}
+	jc.users.Add(1)
+	q.cid = c.addCompleter(q)
+	return q, nil
+}
+
+// rnrTimes are the pauses of the InfiniBand RNR NAK timer codes 1..31;
+// code 0 is 655.36 ms.
+var rnrTimes = [...]time.Duration{0, 10 * time.Microsecond, 20 * time.Microsecond, 30 * time.Microsecond,
+	40 * time.Microsecond, 60 * time.Microsecond, 80 * time.Microsecond, 120 * time.Microsecond,
+	160 * time.Microsecond, 240 * time.Microsecond, 320 * time.Microsecond, 480 * time.Microsecond,
+	640 * time.Microsecond, 960 * time.Microsecond, 1280 * time.Microsecond, 1920 * time.Microsecond,
+	2560 * time.Microsecond, 3840 * time.Microsecond, 5120 * time.Microsecond, 7680 * time.Microsecond,
+	10240 * time.Microsecond, 15360 * time.Microsecond, 20480 * time.Microsecond, 30720 * time.Microsecond,
+	40960 * time.Microsecond, 61440 * time.Microsecond, 81920 * time.Microsecond, 122880 * time.Microsecond,
+	163840 * time.Microsecond, 245760 * time.Microsecond, 327680 * time.Microsecond, 491520 * time.Microsecond}
+
+// rnrTimerCode is the smallest code whose pause is at least d, so a
+// configured pause is never shortened.
+func rnrTimerCode(d time.Duration) uint8 {
+	for code := 1; code < len(rnrTimes); code++ {
+		if rnrTimes[code] >= d {
+			return uint8(code)
+		}
+	}
+	return 0
+}
+
+func (q *sendq) rank() int {
+	if q.jetty != nil {
+		return 0
+	}
+	return 1
+}
+
+func (q *sendq) queueID() provider.JettyID {
+	return provider.JettyID{EID: q.ctx.eid.eid, UASID: q.ctx.uasid, ID: q.id}
+}
+
+var wrOpcodes = map[provider.Opcode]uint8{
+	provider.OpWrite: verbs.WRWrite, provider.OpWriteImm: verbs.WRWriteImm, provider.OpRead: verbs.WRRead,
+	provider.OpSend: verbs.WRSend, provider.OpSendImm: verbs.WRSendImm, provider.OpCAS: verbs.WRCAS,
+	provider.OpFAdd: verbs.WRFAdd, provider.OpNOP: verbs.WRWrite,
+}
+
+func (q *sendq) Post(wrs []provider.WR) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.closed.Load() || q.ctx.closed.Load():
+		return 0, errClosed("jfs")
+	case q.state != provider.StateReady:
+		return 0, provider.Errorf(provider.ErrBadState, "queue is %v", q.state)
+	}
+	q.wrs, q.sges = q.wrs[:0], q.sges[:0]
+	var batch *conn
+	for i := range wrs {
+		w := &wrs[i]
+		rem, tg, err := q.validate(w)
+		if err != nil {
+			return q.flushBatch(batch, i, err)
+		}
+		if q.head-q.tail >= uint64(q.depth) {
+			return q.flushBatch(batch, i, provider.Errorf(provider.ErrAgain, "queue holds %d requests", q.depth))
+		}
+		if !q.localInRange(w) {
+			// Caught here rather than by the device, which reports it
+			// differently from one driver to the next.
+			if n, ferr := q.flushBatch(batch, i, nil); ferr != nil {
+				return n, ferr
+			}
+			batch = nil
+			q.softFail(w, rem, provider.CRLocAccessErr)
+			continue
+		}
+		var cn *conn
+		if rem != nil {
+			if cn, err = q.connFor(rem); err != nil {
+				if !errors.Is(err, provider.ErrNotFound) && !errors.Is(err, provider.ErrClosed) {
+					return q.flushBatch(batch, i, err)
+				}
+				// The target is gone: the request completes with the
+				// error a vanished responder gives.
+				if n, ferr := q.flushBatch(batch, i, nil); ferr != nil {
+					return n, ferr
+				}
+				batch = nil
+				q.softFail(w, rem, provider.CRRemAccessAbortErr)
+				continue
+			}
+		} else if q.lastHW != nil && !q.lastHW.dead.Load() && q.pendingHW() {
+			cn = q.lastHW // a NOP waits for the requests before it on their QP
+		}
+		if cn != batch && len(q.wrs) > 0 {
+			if n, ferr := q.flushBatch(batch, i, nil); ferr != nil {
+				return n, ferr
+			}
+		}
+		batch = cn
+		seq := q.head
+		q.head++
+		s := &q.slots[seq&q.mask]
+		*s = sendSlot{seq: seq, userCtx: w.UserCtx, cn: cn, length: uint32(w.DataLen()), opcode: w.Opcode,
+			signaled: w.Flags&provider.FlagSignaled != 0, state: slotPosted}
+		if rem != nil {
+			s.remote = rem.desc.ID
+		}
+		if w.Opcode.IsAtomic() {
+			s.length = 8
+		}
+		if w.Opcode == provider.OpNOP {
+			s.length = 0
+		}
+		if cn == nil {
+			if s.signaled {
+				q.jfc.push(softRecord{cr: q.record(s, provider.CRSuccess), q: q, seq: seq})
+			}
+			continue
+		}
+		q.build(w, tg, seq)
+		q.lastHW = cn
+	}
+	return q.flushBatch(batch, len(wrs), nil)
+}
+
+// flushBatch posts the requests built for cn. On a device refusal the
+// unposted ones give their slots back. It returns (n, cause) for Post:
+// n is the index of the first request not queued.
+func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
+	if len(q.wrs) == 0 {
+		return n, cause
+	}
+	posted, err := cn.qp.PostSend(q.wrs, q.sges)
+	runtime.KeepAlive(cn)
+	if err != nil {
+		unposted := len(q.wrs) - posted
+		q.head -= uint64(unposted)
+		for k := 0; k < unposted; k++ {
+			q.slots[(q.head+uint64(k))&q.mask].state = slotFree
+		}
+		q.wrs, q.sges = q.wrs[:0], q.sges[:0]
+		return n - unposted, verbsErr("post send", err)
+	}
+	q.wrs, q.sges = q.wrs[:0], q.sges[:0]
+	return n, cause
+}
+
+// build appends the verbs form of w.
+func (q *sendq) build(w *provider.WR, tg *target, seq uint64) {
+	off := len(q.sges)
+	flags := uint8(0)
+	if w.Flags&provider.FlagSignaled != 0 {
+		flags |= verbs.SendSignaled
+	}
+	if w.Flags&provider.FlagFence != 0 {
+		flags |= verbs.SendFence
+	}
+	if w.Flags&provider.FlagSolicited != 0 {
+		flags |= verbs.SendSolicited
+	}
+	switch {
+	case w.Opcode == provider.OpNOP:
+	case w.Flags&provider.FlagInline != 0:
+		flags |= verbs.SendInline
+		if len(w.Inline) > 0 {
+			var sge verbs.SGE
+			// The device copies inline data during the post call, while
+			// w is still referenced by the caller's slice.
+			sge.Set(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(w.Inline)))), uint32(len(w.Inline)), 0)
+			q.sges = append(q.sges, sge)
+		}
+	default:
+		for k := range w.Local {
+			s, _ := q.ctx.localSeg(w.Local[k].Seg)
+			var sge verbs.SGE
+			sge.Set(w.Local[k].Addr, w.Local[k].Len, s.mr.LKey)
+			q.sges = append(q.sges, sge)
+		}
+	}
+	var vw verbs.SendWR
+	vw.Set(uint64(q.cid)<<32|uint64(uint32(seq)), wrOpcodes[w.Opcode], flags, off, len(q.sges)-off)
+	if tg != nil {
+		vw.SetRemote(w.Remote.Addr, tg.rkey)
+	}
+	switch w.Opcode {
+	case provider.OpCAS:
+		vw.SetAtomic(w.Compare, w.Operand)
+	case provider.OpFAdd:
+		vw.SetAtomic(w.Operand, 0)
+	case provider.OpWriteImm, provider.OpSendImm:
+		vw.SetImm(uint32(w.Imm))
+	}
+	q.wrs = append(q.wrs, vw)
+}
+
+// pendingHW reports whether a request on a QP may still be running.
+func (q *sendq) pendingHW() bool {
+	for s := q.tail; s < q.head; s++ {
+		if sl := &q.slots[s&q.mask]; sl.state == slotPosted && sl.cn != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *sendq) record(s *sendSlot, st provider.CRStatus) provider.CR {
+	cr := provider.CR{Status: st, Opcode: s.opcode, Len: s.length, UserCtx: s.userCtx, LocalID: q.id, RemoteID: s.remote}
+	if q.jetty != nil {
+		cr.Flags |= provider.CRFlagJetty
+	}
+	if st != provider.CRSuccess {
+		cr.Len = 0
+	}
+	return cr
+}
+
+// softFail queues w as failed with status st, found before a QP carried
+// it: its target went away, or a local SGE leaves its segment.
+func (q *sendq) softFail(w *provider.WR, rem *remote, st provider.CRStatus) {
+	seq := q.head
+	q.head++
+	s := &q.slots[seq&q.mask]
+	*s = sendSlot{seq: seq, userCtx: w.UserCtx, opcode: w.Opcode, signaled: true, state: slotPosted}
+	if rem != nil {
+		s.remote = rem.desc.ID
+	}
+	q.jfc.push(softRecord{cr: q.record(s, st), q: q, seq: seq})
+	q.failLocked(true)
+}
+
+// localInRange checks that every local SGE lies inside its segment.
+func (q *sendq) localInRange(w *provider.WR) bool {
+	if w.Flags&provider.FlagInline != 0 {
+		return true
+	}
+	for i := range w.Local {
+		d := w.Local[i].Seg.Desc()
+		a, n := w.Local[i].Addr, uint64(w.Local[i].Len)
+		if a < d.VA || a+n < a || a+n > d.VA+d.Len {
+			return false
+		}
+	}
+	return true
+}
+
+// complete turns a send completion into its record; false drops it (a
+// flush that Flush reports, or a completion of a slot already given back).
+func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
+	seq32 := uint32(wc.ID())
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := &q.slots[uint64(seq32)&q.mask]
+	if s.state != slotPosted || uint32(s.seq) != seq32 {
+		return false
+	}
+	st := crStatus(wc.Status())
+	if st == provider.CRWRFlushErr {
+		if q.state != provider.StateReady {
+			return false
+		}
+		// Flushed while the queue was usable: the connection broke
+		// because the responder went away.
+		st = provider.CRRemAccessAbortErr
+	}
+	if st != provider.CRSuccess {
+		provider.Logf(provider.LogInfo, "ib: %v on jfs %d: %s (vendor error %#x)", s.opcode, q.id,
+			verbs.WCStatusName(wc.Status()), wc.VendorErr())
+	}
+	*cr = q.record(s, st)
+	q.doneThrough(s.seq, s.cn)
+	if st != provider.CRSuccess {
+		q.failLocked(true)
+	}
+	return true
+}
+
+// softPolled frees the slot of a software record once it is polled.
+func (q *sendq) softPolled(seq uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if s := &q.slots[seq&q.mask]; s.state == slotPosted && s.seq == seq {
+		q.doneThrough(seq, nil)
+	}
+}
+
+// doneThrough marks seq done, and with it the earlier unsignaled requests
+// of the same QP (verbs completes a QP's requests in order) and the
+// earlier unsignaled ones the provider completes itself; then it gives
+// back the slots from the tail on.
+func (q *sendq) doneThrough(seq uint64, cn *conn) {
+	for s := q.tail; s <= seq && s < q.head; s++ {
+		sl := &q.slots[s&q.mask]
+		if sl.state == slotPosted && (s == seq || !sl.signaled && (sl.cn == cn || sl.cn == nil)) {
+			sl.state = slotDone
+		}
+	}
+	for q.tail < q.head && q.slots[q.tail&q.mask].state == slotDone {
+		q.slots[q.tail&q.mask].state = slotFree
+		q.tail++
+	}
+}
+
+// failLocked puts the queue in ERROR: its QPs flush what they hold (those
+// records are dropped; Flush reports the requests), and raise is the
+// async event of a failed request.
+func (q *sendq) failLocked(raise bool) {
+	if q.state == provider.StateError {
+		return
+	}
+	q.state = provider.StateError
+	for _, cn := range q.allConns() {
+		_ = cn.qp.ToError()
+	}
+	if raise {
+		ev := provider.EventJFSErr
+		if q.jetty != nil {
+			ev = provider.EventJettyErr
+		}
+		q.ctx.events.Raise(ev, &q.src, 0)
+	}
+}
+
+func (q *sendq) allConns() []*conn {
+	out := make([]*conn, 0, len(q.conns)+1)
+	for _, cn := range q.conns {
+		out = append(out, cn)
+	}
+	if q.jetty != nil {
+		if cn := q.jetty.conn(); cn != nil {
+			out = append(out, cn)
+		}
+	}
+	return out
+}
+
+func (q *sendq) Flush(crs []provider.CR) (int, error) {
+	if q.closed.Load() {
+		return 0, errClosed("jfs")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.state != provider.StateError {
+		return 0, provider.Errorf(provider.ErrBadState, "flush of a %v queue", q.state)
+	}
+	n := 0
+	for s := q.tail; s < q.head && n < len(crs); s++ {
+		sl := &q.slots[s&q.mask]
+		if sl.state != slotPosted {
+			continue
+		}
+		crs[n] = q.record(sl, provider.CRWRFlushErr)
+		sl.state = slotDone
+		n++
+	}
+	for q.tail < q.head && q.slots[q.tail&q.mask].state == slotDone {
+		q.slots[q.tail&q.mask].state = slotFree
+		q.tail++
+	}
+	return n, nil
+}
+
+func (q *sendq) Query() (provider.QueueAttr, error) {
+	if q.closed.Load() {
+		return provider.QueueAttr{}, errClosed("jfs")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	id := q.queueID()
+	if q.jetty != nil {
+		id.ID = q.jetty.id
+	}
+	return provider.QueueAttr{ID: id, State: q.state, Mode: q.mode, Depth: q.depth, Outstanding: int(q.head - q.tail)}, nil
+}
+
+func (q *sendq) Modify(s provider.State) error {
+	if q.closed.Load() {
+		return errClosed("jfs")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case s == provider.StateError:
+		q.failLocked(false)
+	case s == provider.StateReset && (q.state == provider.StateError || q.state == provider.StateReady):
+		// A QP leaves ERROR only through RESET and a new connection:
+		// drop them all; the next request reconnects.
+		q.dropConns()
+		for seq := q.tail; seq < q.head; seq++ {
+			q.slots[seq&q.mask].state = slotFree
+		}
+		q.tail = q.head
+		q.state = provider.StateReset
+	case s == provider.StateReady && q.state == provider.StateReset:
+		q.state = provider.StateReady
+	default:
+		return provider.Errorf(provider.ErrBadState, "queue %v -> %v", q.state, s)
+	}
+	return nil
+}
+
+func (q *sendq) dropConns() {
+	for r, cn := range q.conns {
+		q.ctx.cm.drop(cn)
+		delete(q.conns, r)
+	}
+	if q.jetty != nil {
+		q.jetty.dropConn()
+	}
+	q.lastHW = nil
+}
+
+// connFor returns the live connection to r, connecting first if needed.
+func (q *sendq) connFor(r *remote) (*conn, error) {
+	if q.mode == provider.RC {
+		return q.jetty.connect(r)
+	}
+	if cn := q.conns[r]; cn != nil {
+		if !cn.dead.Load() {
+			return cn, nil
+		}
+		q.ctx.cm.drop(cn)
+		delete(q.conns, r)
+	}
+	c := q.ctx
+	req := request{op: opConnect, target: r.desc.ID.ID, token: r.token, kind: r.desc.Kind, mode: r.desc.Mode,
+		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: q.id, rnrTimer: q.rnrTimer, rnrRetry: q.rnrRetry}
+	caps := verbs.QPCaps{MaxSendWR: q.depth, MaxSendSGE: q.maxSGE, MaxInline: q.maxInline, MaxRecvWR: 1}
+	d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, func(id verbs.CMID) (*verbs.QP, error) {
+		qp, err := id.CreateQP(c.vc, q.jfc.cq, c.ctl, nil, caps)
+		if err != nil {
+			return nil, verbsErr("create QP", err)
+		}
+		return qp, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.reply.err("connection to " + r.desc.String()); err != nil {
+		return nil, err
+	}
+	cn := &conn{id: d.id, qp: d.qp}
+	cn.down = func() { q.connDown(cn) }
+	c.cm.register(cn)
+	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) { q.connDown(cn) })
+	q.conns[r] = cn
+	return cn, nil
+}
+
+// connDown moves a broken connection's QP to ERROR, so what it holds
+// completes (with REM_ACCESS_ABORT_ERR for the first, see complete).
+func (q *sendq) connDown(cn *conn) {
+	cn.dead.Store(true)
+	_ = cn.qp.ToError()
+}
+
+func (q *sendq) Advise(p provider.Remote) error {
+	if q.closed.Load() {
+		return errClosed("jfs")
+	}
+	r, err := q.ctx.ownRemote(p)
+	if err != nil {
+		return err
+	}
+	if q.mode == provider.RC {
+		return provider.Errorf(provider.ErrInvalid, "RC jetties Bind, they do not Advise")
+	}
+	if r.desc.Mode != q.mode {
+		return provider.Errorf(provider.ErrInvalid, "target is %v, queue is %v", r.desc.Mode, q.mode)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, err = q.connFor(r)
+	return err
+}
+
+func (q *sendq) Unadvise(p provider.Remote) error {
+	if q.closed.Load() {
+		return errClosed("jfs")
+	}
+	r, err := q.ctx.ownRemote(p)
+	if err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cn := q.conns[r]
+	if cn == nil {
+		return provider.Errorf(provider.ErrNotFound, "not advised to %v", r.desc.ID)
+	}
+	if q.head != q.tail {
+		return provider.Errorf(provider.ErrBusy, "requests are outstanding")
+	}
+	q.ctx.cm.drop(cn)
+	delete(q.conns, r)
+	if q.lastHW == cn {
+		q.lastHW = nil
+	}
+	return nil
+}
+
+func (q *sendq) Close() error {
+	if q.closed.Load() {
+		return errClosed("jfs")
+	}
+	if err := q.src.Busy(); err != nil {
+		return err
+	}
+	return q.forceClose()
+}
+
+func (q *sendq) forceClose() error {
+	if q.closed.Swap(true) {
+		return nil
+	}
+	q.mu.Lock()
+	q.dropConns()
+	q.mu.Unlock()
+	c := q.ctx
+	c.events.Forget(&q.src)
+	c.dropCompleter(q.cid)
+	if q.jetty == nil {
+		c.dropID(q.id)
+		c.untrack(q)
+	}
+	q.jfc.users.Add(-1)
+	return nil
+}
+
+// validate applies the post-time checks of docs/semantics.md and returns
+// the request's remote (nil for NOP) and imported target segment.
+func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
+	op := w.Opcode
+	a := &q.ctx.dev.attr
+	if _, ok := wrOpcodes[op]; !ok || op.IsAtomic() && !a.AtomicOps.Has(op) {
+		return nil, nil, provider.Errorf(provider.ErrNotSupported, "opcode %v on %s", op, q.ctx.dev.info.Name)
+	}
+	if q.mode == provider.UM && op.IsOneSided() {
+		return nil, nil, provider.Errorf(provider.ErrNotSupported, "%v is one-sided; UM transport sends messages only", op)
+	}
+	if op == provider.OpNOP {
+		return nil, nil, nil
+	}
+	rem, err := q.target(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.Flags&provider.FlagInline != 0 {
+		if op == provider.OpRead || op.IsAtomic() {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
+		}
+		if len(w.Inline) > q.maxInline {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", len(w.Inline), q.maxInline)
+		}
+	} else {
+		if len(w.Local) > q.maxSGE {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%d sges, queue allows %d", len(w.Local), q.maxSGE)
+		}
+		for i := range w.Local {
+			if _, err := q.ctx.localSeg(w.Local[i].Seg); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if op == provider.OpRead && len(w.Local) == 0 {
+		return nil, nil, provider.Errorf(provider.ErrInvalid, "READ needs a local sge")
+	}
+	if w.DataLen() > a.MaxMsgSize {
+		return nil, nil, provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), a.MaxMsgSize)
+	}
+	if (op == provider.OpWriteImm || op == provider.OpSendImm) && w.Imm > math.MaxUint32 {
+		return nil, nil, provider.Errorf(provider.ErrInvalid, "immediate data %#x: verbs carry 32 bits", w.Imm)
+	}
+	if op.IsAtomic() {
+		if len(w.Local) != 1 || w.Local[0].Len != 8 {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v needs one 8-byte local sge for the old value", op)
+		}
+		if w.Remote.Len != 8 && w.Remote.Len != 0 {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v operates on 8 bytes, remote sge has %d", op, w.Remote.Len)
+		}
+		if w.Remote.Addr%8 != 0 {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v remote address %#x is not 8-byte aligned", op, w.Remote.Addr)
+		}
+	}
+	var tg *target
+	if op.IsOneSided() {
+		t, ok := provider.RawMem(w.Remote.Seg).(*target)
+		if !ok || t == nil || t.ctx != q.ctx {
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v needs a target segment imported into this context in Remote", op)
+		}
+		if t.closed.Load() {
+			return nil, nil, errClosed("target segment")
+		}
+		tg = t
+	}
+	return rem, tg, nil
+}
+
+// target resolves where a request goes, by transport mode.
+func (q *sendq) target(w *provider.WR) (*remote, error) {
+	if q.mode == provider.RC {
+		b := q.jetty.boundRemote()
+		if b == nil {
+			return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is not bound")
+		}
+		if w.Target != nil {
+			if r, _ := provider.RawRemote(w.Target).(*remote); r != b {
+				return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is bound to %v, request names another target", b.desc.ID)
+			}
+		}
+		if b.closed.Load() {
+			return nil, errClosed("bound remote jetty")
+		}
+		return b, nil
+	}
+	if w.Target == nil {
+		return nil, provider.Errorf(provider.ErrInvalid, "%v needs a Target in %v mode", w.Opcode, q.mode)
+	}
+	r, err := q.ctx.ownRemote(w.Target)
+	if err != nil {
+		return nil, err
+	}
+	if r.desc.Mode != q.mode {
+		return nil, provider.Errorf(provider.ErrInvalid, "target is %v, queue is %v", r.desc.Mode, q.mode)
+	}
+	return r, nil
+}
