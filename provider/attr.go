@@ -88,6 +88,9 @@ type DeviceAttr struct {
 	// MaxJFSSGE and MaxJFRSGE bound the SGEs per send and receive request.
 	MaxJFSSGE int
 	MaxJFRSGE int
+	// MaxReadSGE bounds the local SGEs a READ scatters into (verbs
+	// max_sge_rd; 1 on soft-iWARP).
+	MaxReadSGE int
 	// MaxInline is the largest FlagInline payload.
 	MaxInline int
 	// MaxMsgSize is the largest message or one-sided transfer.
@@ -99,6 +102,25 @@ type DeviceAttr struct {
 	Modes TransportMode
 	// MaxEIDs is the size of the EID table.
 	MaxEIDs int
+	// ImmData reports that WRITE_IMM and SEND_IMM exist; iWARP has no
+	// immediate data, and Post refuses them with ErrNotSupported.
+	ImmData bool
+	// RNR reports that a SEND finding no receive posted waits and retries
+	// (JFSConfig.RNRRetry, RNRTimeout). Without it (iWARP) such a SEND
+	// fails the connection: the request completes with an error and the
+	// queue goes to ERROR.
+	RNR bool
+	// RemoteStatus reports that a request the responder refuses completes
+	// with the cause (REM_OPERATION_ERR for a short receive buffer,
+	// RNR_RETRY_CNT_EXC_ERR, ...). Without it (iWARP, where the responder
+	// just terminates the connection) every such refusal completes with
+	// REM_ACCESS_ABORT_ERR.
+	RemoteStatus bool
+	// SolicitedEvents reports that JFC.Rearm(true) waits for a solicited
+	// or failed record. Without it (soft-iWARP never marks a receive
+	// solicited) Rearm(true) arms for any record: more wake-ups, none
+	// missed.
+	SolicitedEvents bool
 	// SolicitedInCR reports whether receive records carry CRFlagSolicited
 	// for messages sent with FlagSolicited. Verbs devices do not (ibv_wc
 	// has no such bit), though solicited-only arming works on them.

@@ -141,21 +141,37 @@ func (s *cmServer) handle(ev verbs.CMEvent) {
 	case verbs.CMConnectRequest:
 		s.request(ev)
 	case verbs.CMDisconnected, verbs.CMDeviceRemoval:
-		// On InfiniBand's CM the peer waits for our own disconnect (DREP).
-		_ = ev.ID.Disconnect()
-		s.lost(ev.ID)
+		s.lost(ev.ID, true)
 	case verbs.CMConnectError, verbs.CMUnreachable, verbs.CMRejected:
-		s.lost(ev.ID)
+		s.lost(ev.ID, false)
 	}
 }
 
-func (s *cmServer) lost(id verbs.CMID) {
+// lost handles the end of a connection. Events are acknowledged as they
+// are read, so an id may be destroyed by drop on another goroutine before
+// its event is handled: only an id still registered is touched, under the
+// lock drop takes before destroying.
+func (s *cmServer) lost(id verbs.CMID, answer bool) {
 	s.mu.Lock()
 	cn := s.conns[id]
+	if cn != nil && answer {
+		// On InfiniBand's CM the peer waits for our own disconnect (DREP).
+		_ = id.Disconnect()
+	}
 	s.mu.Unlock()
 	if cn != nil && !cn.dead.Swap(true) && cn.down != nil {
 		cn.down()
 	}
+}
+
+// hangUp disconnects a connection whose QP failed, so that the peer
+// learns at once (iWARP peers otherwise wait on an open TCP stream).
+func (s *cmServer) hangUp(cn *conn) {
+	s.mu.Lock()
+	if s.conns[cn.id] == cn {
+		_ = cn.id.Disconnect()
+	}
+	s.mu.Unlock()
 }
 
 func (s *cmServer) register(cn *conn) {

@@ -18,9 +18,10 @@ import (
 )
 
 // TestConformance runs the provider conformance suite on Soft-RoCE in the
-// guest, with both contexts on the device's first EID. soft-iWARP joins
-// when the device attributes describe what iWARP lacks (immediate data,
-// RNR, multi-SGE reads, remote errors in WRITE completions).
+// guest, with both contexts on the device's first EID. soft-iWARP passes
+// it too (its attributes declare what iWARP lacks) but fails now and then
+// inside the driver (CQ, SRQ and QP creation failing with no errno, a
+// crash in rdma_destroy_qp after a reject), so it is not in CI yet.
 func TestConformance(t *testing.T) {
 	env := vm.Require(t)
 	if os.Getenv("URMA_IB_LOG") != "" {

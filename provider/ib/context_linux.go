@@ -7,6 +7,9 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
@@ -27,6 +30,10 @@ type ibContext struct {
 	// ctl is a CQ for the completions nobody reads: the send side of
 	// responder QPs and the receive side of initiator QPs, which post none.
 	ctl *verbs.CQ
+	// guard is a page registered without remote rights, whose key
+	// importers of LOCAL_ONLY segments get.
+	guard    *verbs.MR
+	guardMem []byte
 
 	mu      sync.Mutex
 	closed  atomic.Bool
@@ -72,6 +79,12 @@ func openContext(d *device, e eidEntry) (*ibContext, error) {
 	if c.ctl, err = vc.NewCQ(64, nil, 0); err != nil {
 		return fail(verbsErr("create control CQ", err))
 	}
+	if c.guardMem, err = unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
+		return fail(provider.Errorf(provider.ErrNoMemory, "mmap: %v", err))
+	}
+	if c.guard, err = vc.RegMR(unsafe.Pointer(&c.guardMem[0]), uintptr(len(c.guardMem)), verbs.AccessLocalWrite); err != nil {
+		return fail(verbsErr("register guard page", err))
+	}
 	if c.hub, err = acquireHub(d.info.Name, c); err != nil {
 		return fail(verbsErr("read async events", err))
 	}
@@ -92,6 +105,12 @@ func (c *ibContext) teardown() {
 	}
 	if c.ctl != nil {
 		_ = c.ctl.Destroy()
+	}
+	if c.guard != nil {
+		_ = c.guard.Dereg()
+	}
+	if c.guardMem != nil {
+		_ = unix.Munmap(c.guardMem)
 	}
 	_ = c.vc.Close()
 }

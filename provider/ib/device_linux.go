@@ -135,6 +135,9 @@ func interfaceAddrs(g verbs.GID) []netip.Addr {
 	return out
 }
 
+// siwVendorID is soft-iWARP's vendor id ("bmt", its author's initials).
+const siwVendorID = 0x626d74
+
 // Per-lane speeds of ibv_port_attr.active_speed, in Mb/s, and lanes of
 // active_width.
 var (
@@ -159,7 +162,7 @@ func (d *device) mapAttr(inline int) provider.DeviceAttr {
 		GUID:      a.NodeGUID,
 		MaxJFC:    a.MaxCQ, MaxJFS: a.MaxQP, MaxJFR: a.MaxSRQ, MaxJetty: a.MaxQP,
 		MaxJFCDepth: a.MaxCQE, MaxJFSDepth: a.MaxQPWR, MaxJFRDepth: a.MaxSRQWR,
-		MaxJFSSGE: a.MaxSGE, MaxJFRSGE: a.MaxSRQSGE,
+		MaxJFSSGE: a.MaxSGE, MaxJFRSGE: a.MaxSRQSGE, MaxReadSGE: max(1, min(a.MaxSGE, a.MaxSGERd)),
 		MaxInline:  inline,
 		MaxMsgSize: 1 << 31,
 		Modes:      provider.RM | provider.RC,
@@ -169,10 +172,17 @@ func (d *device) mapAttr(inline int) provider.DeviceAttr {
 		attr.AtomicOps = provider.AtomicOpsOf(provider.OpCAS, provider.OpFAdd)
 		attr.AtomicSize = 8
 	}
-	// UD needs address handles; iWARP has neither.
-	if a.Transport == verbs.TransportIB && a.MaxAH > 0 {
-		attr.Modes |= provider.UM
+	if a.Transport == verbs.TransportIB {
+		// iWARP has no immediate data, no RNR (a SEND that finds no
+		// receive terminates the connection) and no UD.
+		attr.ImmData, attr.RNR, attr.RemoteStatus = true, true, true
+		if a.MaxAH > 0 {
+			attr.Modes |= provider.UM
+		}
 	}
+	// siw's receive completions never count as solicited, so a
+	// solicited-only arm would never fire.
+	attr.SolicitedEvents = a.VendorID != siwVendorID
 	for _, p := range d.info.Ports {
 		attr.Ports = append(attr.Ports, provider.PortAttr{
 			State:     provider.PortState(p.State),

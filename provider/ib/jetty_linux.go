@@ -173,7 +173,7 @@ func (j *jetty) connect(r *remote) (*conn, error) {
 
 // makeQP creates the Jetty's RC QP on a connection's id.
 func (j *jetty) makeQP(id verbs.CMID) (*verbs.QP, error) {
-	caps := verbs.QPCaps{MaxSendWR: j.sq.depth, MaxSendSGE: j.sq.maxSGE, MaxInline: j.sq.maxInline}
+	caps := verbs.QPCaps{MaxSendWR: j.sq.sqSize(), MaxSendSGE: j.sq.maxSGE, MaxInline: j.sq.maxInline}
 	qp, err := id.CreateQP(j.ctx.vc, j.sq.jfc.cq, j.rq.jfc.cq, j.rq.srq, caps)
 	if err != nil {
 		return nil, verbsErr("create QP", err)
@@ -186,7 +186,10 @@ func (j *jetty) adopt(cn *conn, peer provider.JettyID) {
 	c := j.ctx
 	cn.down = func() { j.sq.connDown(cn) }
 	c.cm.register(cn)
-	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) { j.sq.connDown(cn) })
+	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) {
+		j.sq.connDown(cn)
+		c.cm.hangUp(cn)
+	})
 	j.rq.attach(cn, peer)
 	j.mu.Lock()
 	j.cn, j.peer = cn, peer
@@ -239,7 +242,11 @@ func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) erro
 		return err
 	}
 	cn := &conn{id: id, qp: qp}
+	// The peer may send as soon as it sees the accept: know the sender of
+	// this QP's receives first.
+	j.rq.attach(cn, from)
 	if err := id.Accept((&reply{id: j.id}).marshal(), rdAtomic(j.ctx), int(r.rnrRetry)); err != nil {
+		j.rq.detach(cn)
 		id.DestroyQP()
 		return verbsErr("accept", err)
 	}
@@ -299,17 +306,19 @@ func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) 
 	if err != nil {
 		return verbsErr("create QP", err)
 	}
-	if err := id.Accept((&reply{id: rq.id}).marshal(), rdAtomic(c), int(r.rnrRetry)); err != nil {
-		id.DestroyQP()
-		return verbsErr("accept", err)
-	}
-	_ = qp.SetRNRTimer(r.rnrTimer)
 	cn := &conn{id: id, qp: qp}
 	cn.down = func() {
 		rq.detach(cn)
 		c.cm.drop(cn)
 	}
+	rq.attach(cn, from) // before the peer can send, see acceptBind
+	if err := id.Accept((&reply{id: rq.id}).marshal(), rdAtomic(c), int(r.rnrRetry)); err != nil {
+		rq.detach(cn)
+		id.DestroyQP()
+		return verbsErr("accept", err)
+	}
+	_ = qp.SetRNRTimer(r.rnrTimer)
 	c.cm.register(cn)
-	rq.attach(cn, from)
+	c.hub.watchQP(qp.Num, func(verbs.AsyncEvent) { c.cm.hangUp(cn) })
 	return nil
 }

@@ -87,13 +87,13 @@ func (j *jfc) Depth() int { return j.depth }
 func (j *jfc) rank() int  { return 2 }
 
 // push adds a software record; like a device CQ that overflows, a full
-// backlog drops it and raises JFC_ERR.
-func (j *jfc) push(r softRecord) {
+// backlog drops it (false) and raises JFC_ERR.
+func (j *jfc) push(r softRecord) bool {
 	j.bmu.Lock()
 	if len(j.backlog) >= j.depth {
 		j.bmu.Unlock()
 		j.ctx.events.Raise(provider.EventJFCErr, &j.src, 0)
-		return
+		return false
 	}
 	j.backlog = append(j.backlog, r)
 	j.bmu.Unlock()
@@ -103,6 +103,7 @@ func (j *jfc) push(r softRecord) {
 			j.jfce.softNotify(j)
 		}
 	}
+	return true
 }
 
 func (j *jfc) Poll(crs []provider.CR) (int, error) {
@@ -116,6 +117,32 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 
 func (j *jfc) pollLocked(crs []provider.CR) (int, error) {
 	n := 0
+	for {
+		n = j.drainBacklog(crs, n)
+		if n == len(crs) {
+			return n, nil
+		}
+		want := min(len(j.wcs), len(crs)-n)
+		k, err := j.cq.Poll(j.wcs[:want])
+		if err != nil {
+			return n, verbsErr("poll", err)
+		}
+		for i := 0; i < k; i++ {
+			wc := &j.wcs[i]
+			q := j.ctx.completer(uint32(wc.ID() >> 32))
+			if q != nil && q.complete(wc, &crs[n]) {
+				n++
+			}
+		}
+		if k < want {
+			// Completions may have queued records behind held ones.
+			return j.drainBacklog(crs, n), nil
+		}
+	}
+}
+
+// drainBacklog moves backlog records into crs[n:].
+func (j *jfc) drainBacklog(crs []provider.CR, n int) int {
 	for n < len(crs) {
 		j.bmu.Lock()
 		if len(j.backlog) == 0 {
@@ -132,24 +159,7 @@ func (j *jfc) pollLocked(crs []provider.CR) (int, error) {
 		crs[n] = r.cr
 		n++
 	}
-	for n < len(crs) {
-		want := min(len(j.wcs), len(crs)-n)
-		k, err := j.cq.Poll(j.wcs[:want])
-		if err != nil {
-			return n, verbsErr("poll", err)
-		}
-		for i := 0; i < k; i++ {
-			wc := &j.wcs[i]
-			q := j.ctx.completer(uint32(wc.ID() >> 32))
-			if q != nil && q.complete(wc, &crs[n]) {
-				n++
-			}
-		}
-		if k < want {
-			break
-		}
-	}
-	return n, nil
+	return n
 }
 
 // Rearm arms the CQ, then looks once more: a record that arrived before
@@ -169,6 +179,9 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	j.bmu.Unlock()
 	if unread > 0 {
 		return provider.Errorf(provider.ErrAgain, "%d records not polled", unread)
+	}
+	if !j.ctx.dev.attr.SolicitedEvents {
+		solicitedOnly = false // see DeviceAttr.SolicitedEvents
 	}
 	if err := j.cq.ReqNotify(solicitedOnly); err != nil {
 		return verbsErr("arm cq", err)

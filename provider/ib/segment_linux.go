@@ -277,6 +277,12 @@ func (c *ibContext) answerSegmentImport(r request) (reply, error) {
 	if d.TokenPolicy != provider.TokenNone && s.token != r.token {
 		return reply{}, provider.Errorf(provider.ErrPermission, "wrong token for segment token id %d", r.target)
 	}
+	if d.Access == provider.AccessLocalOnly {
+		// No remote right, so no key: the guard's key fails every access
+		// at this address, even on devices (siw) that do not check the
+		// READ right of a key.
+		return reply{rkey: c.guard.RKey}, nil
+	}
 	return reply{rkey: s.mr.RKey}, nil
 }
 

@@ -36,6 +36,10 @@ type sendSlot struct {
 	opcode   provider.Opcode
 	signaled bool
 	state    uint8
+	// held is a record that completed ahead of an earlier signaled
+	// request on another connection; it waits in cr for its turn.
+	held bool
+	cr   provider.CR
 }
 
 // sendq is a JFS, or the send side of a Jetty. In RM mode it owns one RC
@@ -65,7 +69,11 @@ type sendq struct {
 	tail   uint64 // oldest request whose slot is held
 	conns  map[*remote]*conn
 	lastHW *conn // connection of the newest request to a QP
+	// queued counts this queue's records waiting in the JFC's backlog:
+	// while there are any, later records queue behind them.
+	queued int
 	wrs    []verbs.SendWR
+	wrIdx  []int // index in the caller's batch of each of wrs
 	sges   []verbs.SGE
 }
 
@@ -107,7 +115,7 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	q := &sendq{ctx: c, jfc: jc, jetty: owner, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE,
 		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
-		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
+		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
 	q.src.Owner = cfg.Owner
 	if q.src.Owner == nil {
 		q.src.Owner = q
@@ -165,7 +173,7 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	case q.state != provider.StateReady:
 		return 0, provider.Errorf(provider.ErrBadState, "queue is %v", q.state)
 	}
-	q.wrs, q.sges = q.wrs[:0], q.sges[:0]
+	q.wrs, q.wrIdx, q.sges = q.wrs[:0], q.wrIdx[:0], q.sges[:0]
 	var batch *conn
 	for i := range wrs {
 		w := &wrs[i]
@@ -226,11 +234,11 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		}
 		if cn == nil {
 			if s.signaled {
-				q.jfc.push(softRecord{cr: q.record(s, provider.CRSuccess), q: q, seq: seq})
+				q.queue(s, q.record(s, provider.CRSuccess))
 			}
 			continue
 		}
-		q.build(w, tg, seq)
+		q.build(w, tg, seq, i)
 		q.lastHW = cn
 	}
 	return q.flushBatch(batch, len(wrs), nil)
@@ -246,20 +254,26 @@ func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
 	posted, err := cn.qp.PostSend(q.wrs, q.sges)
 	runtime.KeepAlive(cn)
 	if err != nil {
-		unposted := len(q.wrs) - posted
-		q.head -= uint64(unposted)
-		for k := 0; k < unposted; k++ {
-			q.slots[(q.head+uint64(k))&q.mask].state = slotFree
+		// Give back the slots from the first request the device refused.
+		first := q.wrIdx[posted]
+		seq32 := uint32(q.wrs[posted].ID())
+		for q.head > q.tail {
+			q.head--
+			q.slots[q.head&q.mask].state = slotFree
+			if uint32(q.head) == seq32 {
+				break
+			}
 		}
-		q.wrs, q.sges = q.wrs[:0], q.sges[:0]
-		return n - unposted, verbsErr("post send", err)
+		q.wrs, q.wrIdx, q.sges = q.wrs[:0], q.wrIdx[:0], q.sges[:0]
+		return first, verbsErr("post send", err)
 	}
-	q.wrs, q.sges = q.wrs[:0], q.sges[:0]
+	q.wrs, q.wrIdx, q.sges = q.wrs[:0], q.wrIdx[:0], q.sges[:0]
 	return n, cause
 }
 
-// build appends the verbs form of w.
-func (q *sendq) build(w *provider.WR, tg *target, seq uint64) {
+// build appends the verbs form of w, the request at index idx of the
+// caller's batch.
+func (q *sendq) build(w *provider.WR, tg *target, seq uint64, idx int) {
 	off := len(q.sges)
 	flags := uint8(0)
 	if w.Flags&provider.FlagSignaled != 0 {
@@ -290,8 +304,18 @@ func (q *sendq) build(w *provider.WR, tg *target, seq uint64) {
 			q.sges = append(q.sges, sge)
 		}
 	}
+	id := uint64(q.cid)<<32 | uint64(uint32(seq))
+	opcode := wrOpcodes[w.Opcode]
+	confirm := q.ctx.dev.attr.Transport == "iWARP" && flags&verbs.SendSignaled != 0 &&
+		(w.Opcode == provider.OpWrite || w.Opcode == provider.OpSend)
+	if q.ctx.dev.attr.Transport == "iWARP" && w.Opcode == provider.OpNOP {
+		opcode = verbs.WRRead // see confirm
+	}
+	if confirm {
+		flags &^= verbs.SendSignaled
+	}
 	var vw verbs.SendWR
-	vw.Set(uint64(q.cid)<<32|uint64(uint32(seq)), wrOpcodes[w.Opcode], flags, off, len(q.sges)-off)
+	vw.Set(id, opcode, flags, off, len(q.sges)-off)
 	if tg != nil {
 		vw.SetRemote(w.Remote.Addr, tg.rkey)
 	}
@@ -304,6 +328,27 @@ func (q *sendq) build(w *provider.WR, tg *target, seq uint64) {
 		vw.SetImm(uint32(w.Imm))
 	}
 	q.wrs = append(q.wrs, vw)
+	q.wrIdx = append(q.wrIdx, idx)
+	if confirm {
+		// iWARP completes a WRITE or SEND once it is handed to TCP, and
+		// reports a responder's refusal only by tearing the connection
+		// down. A zero-length READ behind it is answered after the
+		// responder has placed it, so its completion, carrying the
+		// request's id, means what a completion means on InfiniBand.
+		var rd verbs.SendWR
+		rd.Set(id, verbs.WRRead, verbs.SendSignaled, len(q.sges), 0)
+		q.wrs = append(q.wrs, rd)
+		q.wrIdx = append(q.wrIdx, idx)
+	}
+}
+
+// sqSize is the QP send queue size: twice the depth on iWARP, where a
+// signaled request may take two work requests (see build).
+func (q *sendq) sqSize() int {
+	if q.ctx.dev.attr.Transport == "iWARP" {
+		return 2 * q.depth
+	}
+	return q.depth
 }
 
 // pendingHW reports whether a request on a QP may still be running.
@@ -337,8 +382,49 @@ func (q *sendq) softFail(w *provider.WR, rem *remote, st provider.CRStatus) {
 	if rem != nil {
 		s.remote = rem.desc.ID
 	}
-	q.jfc.push(softRecord{cr: q.record(s, st), q: q, seq: seq})
+	q.queue(s, q.record(s, st))
 	q.failLocked(true)
+}
+
+// queue puts a record of slot s in the JFC's backlog, where Poll finds it
+// before newer completions.
+func (q *sendq) queue(s *sendSlot, cr provider.CR) {
+	if q.jfc.push(softRecord{cr: cr, q: q, seq: s.seq}) {
+		q.queued++
+	} else {
+		q.doneThrough(s.seq, s.cn) // dropped by a full JFC
+	}
+}
+
+// earlierRunning reports whether a signaled request before seq, on
+// another connection, has not completed: RM requests to different targets
+// run on different QPs, whose completions verbs does not order.
+func (q *sendq) earlierRunning(seq uint64, cn *conn) bool {
+	for x := q.tail; x < seq; x++ {
+		sl := &q.slots[x&q.mask]
+		if sl.state == slotPosted && sl.signaled && !sl.held && sl.cn != cn {
+			return true
+		}
+	}
+	return false
+}
+
+// release queues the held records that are now next in order.
+func (q *sendq) release() {
+	for x := q.tail; x < q.head; x++ {
+		sl := &q.slots[x&q.mask]
+		if sl.state != slotPosted {
+			continue
+		}
+		if sl.held {
+			sl.held = false
+			q.queue(sl, sl.cr)
+			continue
+		}
+		if sl.signaled && sl.cn != nil {
+			return // still running: everything after it waits
+		}
+	}
 }
 
 // localInRange checks that every local SGE lies inside its segment.
@@ -367,20 +453,31 @@ func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
 		return false
 	}
 	st := crStatus(wc.Status())
-	if st == provider.CRWRFlushErr {
-		if q.state != provider.StateReady {
-			return false
-		}
-		// Flushed while the queue was usable: the connection broke
-		// because the responder went away.
+	if st != provider.CRSuccess && q.state != provider.StateReady {
+		// The queue is in ERROR already: the request was cut off by it
+		// (flushed, or stopped mid-transfer), and Flush reports it.
+		return false
+	}
+	if st == provider.CRWRFlushErr || !q.ctx.dev.attr.RemoteStatus && st == provider.CRLocOperationErr {
+		// Flushed, or on iWARP stopped mid-transfer, while the queue
+		// was usable: the responder tore the connection down.
 		st = provider.CRRemAccessAbortErr
 	}
 	if st != provider.CRSuccess {
 		provider.Logf(provider.LogInfo, "ib: %v on jfs %d: %s (vendor error %#x)", s.opcode, q.id,
 			verbs.WCStatusName(wc.Status()), wc.VendorErr())
 	}
-	*cr = q.record(s, st)
+	rec := q.record(s, st)
+	if st == provider.CRSuccess && (q.queued > 0 || q.earlierRunning(s.seq, s.cn)) {
+		// Records leave in posting order: this one waits for the earlier
+		// ones (a failure does not wait; the queue stops there).
+		s.held, s.cr = true, rec
+		q.release()
+		return false
+	}
+	*cr = rec
 	q.doneThrough(s.seq, s.cn)
+	q.release()
 	if st != provider.CRSuccess {
 		q.failLocked(true)
 	}
@@ -391,8 +488,9 @@ func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
 func (q *sendq) softPolled(seq uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.queued--
 	if s := &q.slots[seq&q.mask]; s.state == slotPosted && s.seq == seq {
-		q.doneThrough(seq, nil)
+		q.doneThrough(seq, s.cn)
 	}
 }
 
@@ -421,6 +519,12 @@ func (q *sendq) failLocked(raise bool) {
 		return
 	}
 	q.state = provider.StateError
+	for x := q.tail; x < q.head; x++ { // completed successes still count
+		if sl := &q.slots[x&q.mask]; sl.state == slotPosted && sl.held {
+			sl.held = false
+			q.queue(sl, sl.cr)
+		}
+	}
 	for _, cn := range q.allConns() {
 		_ = cn.qp.ToError()
 	}
@@ -458,7 +562,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 	n := 0
 	for s := q.tail; s < q.head && n < len(crs); s++ {
 		sl := &q.slots[s&q.mask]
-		if sl.state != slotPosted {
+		if sl.state != slotPosted || sl.held {
 			continue
 		}
 		crs[n] = q.record(sl, provider.CRWRFlushErr)
@@ -537,7 +641,7 @@ func (q *sendq) connFor(r *remote) (*conn, error) {
 	c := q.ctx
 	req := request{op: opConnect, target: r.desc.ID.ID, token: r.token, kind: r.desc.Kind, mode: r.desc.Mode,
 		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: q.id, rnrTimer: q.rnrTimer, rnrRetry: q.rnrRetry}
-	caps := verbs.QPCaps{MaxSendWR: q.depth, MaxSendSGE: q.maxSGE, MaxInline: q.maxInline, MaxRecvWR: 1}
+	caps := verbs.QPCaps{MaxSendWR: q.sqSize(), MaxSendSGE: q.maxSGE, MaxInline: q.maxInline, MaxRecvWR: 1}
 	d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, func(id verbs.CMID) (*verbs.QP, error) {
 		qp, err := id.CreateQP(c.vc, q.jfc.cq, c.ctl, nil, caps)
 		if err != nil {
@@ -554,7 +658,10 @@ func (q *sendq) connFor(r *remote) (*conn, error) {
 	cn := &conn{id: d.id, qp: d.qp}
 	cn.down = func() { q.connDown(cn) }
 	c.cm.register(cn)
-	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) { q.connDown(cn) })
+	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) {
+		q.connDown(cn)
+		c.cm.hangUp(cn)
+	})
 	q.conns[r] = cn
 	return cn, nil
 }
@@ -676,6 +783,12 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 	}
 	if op == provider.OpRead && len(w.Local) == 0 {
 		return nil, nil, provider.Errorf(provider.ErrInvalid, "READ needs a local sge")
+	}
+	if op == provider.OpRead && len(w.Local) > a.MaxReadSGE {
+		return nil, nil, provider.Errorf(provider.ErrInvalid, "READ scatters into %d sges, %s allows %d", len(w.Local), q.ctx.dev.info.Name, a.MaxReadSGE)
+	}
+	if (op == provider.OpWriteImm || op == provider.OpSendImm) && !a.ImmData {
+		return nil, nil, provider.Errorf(provider.ErrNotSupported, "%v: %s has no immediate data", op, q.ctx.dev.info.Name)
 	}
 	if w.DataLen() > a.MaxMsgSize {
 		return nil, nil, provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), a.MaxMsgSize)

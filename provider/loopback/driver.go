@@ -52,16 +52,20 @@ func (d *device) Attr() provider.DeviceAttr {
 		GUID:      0x75726d61_6c6f6f70, // "urmaloop"
 		MaxJFC:    maxObjects, MaxJFS: maxObjects, MaxJFR: maxObjects, MaxJetty: maxObjects,
 		MaxJFCDepth: maxDepth, MaxJFSDepth: maxDepth, MaxJFRDepth: maxDepth,
-		MaxJFSSGE: maxSGE, MaxJFRSGE: maxSGE,
+		MaxJFSSGE: maxSGE, MaxJFRSGE: maxSGE, MaxReadSGE: maxSGE,
 		MaxInline:  maxInline,
 		MaxMsgSize: maxMsgSize,
 		AtomicOps: provider.AtomicOpsOf(provider.OpCAS, provider.OpSwap, provider.OpFAdd,
 			provider.OpFSub, provider.OpFAnd, provider.OpFOr, provider.OpFXor),
-		AtomicSize:    8,
-		Modes:         provider.RM | provider.RC | provider.UM,
-		MaxEIDs:       len(d.eids),
-		SolicitedInCR: true,
-		Ports:         []provider.PortAttr{{State: provider.PortActive, MTU: 4096}},
+		AtomicSize:      8,
+		Modes:           provider.RM | provider.RC | provider.UM,
+		MaxEIDs:         len(d.eids),
+		ImmData:         true,
+		RNR:             true,
+		RemoteStatus:    true,
+		SolicitedEvents: true,
+		SolicitedInCR:   true,
+		Ports:           []provider.PortAttr{{State: provider.PortActive, MTU: 4096}},
 	}
 }
 

@@ -93,6 +93,12 @@ func testWriteImm(t *testing.T, e *env) {
 	dst, tg := e.remoteSeg(64, rwa)
 	rbuf := e.seg(e.b, 64, segment.LocalOnly)
 	fill(src.Bytes(), 9)
+	if !e.attr.ImmData {
+		err := s.jfs.WriteImm(r.remote, tg.SGE(0, 64), src.SGE(0, 64), 1, 0, 0x66)
+		require.ErrorIs(t, err, urma.ErrNotSupported, "device declares no immediate data")
+		e.none(s.jfc)
+		return
+	}
 	require.NoError(t, r.jfr.Recv(rbuf.SGE(0, 64), 0x55))
 	require.NoError(t, s.jfs.WriteImm(r.remote, tg.SGE(0, 64), src.SGE(0, 64), 0xdeadbeef, 0, 0x66))
 	attr, _ := s.jfs.Query()
@@ -123,6 +129,12 @@ func testSend(t *testing.T, e *env, imm bool) {
 	fill(src.Bytes(), 1)
 	require.NoError(t, r.jfr.Recv(rbuf.SGE(0, 256), 0x10))
 	op := urma.OpSend
+	if imm && !e.attr.ImmData {
+		err := s.jfs.SendImm(r.remote, src.SGE(0, 200), 0x1234, 0, 0x20)
+		require.ErrorIs(t, err, urma.ErrNotSupported, "device declares no immediate data")
+		e.none(s.jfc)
+		return
+	}
 	if imm {
 		op = urma.OpSendImm
 		require.NoError(t, s.jfs.SendImm(r.remote, src.SGE(0, 200), 0x1234, 0, 0x20))

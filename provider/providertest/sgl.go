@@ -62,6 +62,13 @@ func testReadScatter(t *testing.T, e *env) {
 	l := e.seg(e.a, 128, segment.LocalOnly)
 	src, tg := e.remoteSeg(128, segment.Read)
 	fill(src.Bytes(), 50)
+	if e.attr.MaxReadSGE < 2 {
+		err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote,
+			Local: []jetty.SGE{l.SGE(64, 16), l.SGE(0, 16)}, Remote: tg.SGE(32, 32)}})
+		require.ErrorIs(t, err, urma.ErrInvalid, "device declares %d read SGEs", e.attr.MaxReadSGE)
+		e.none(s.jfc)
+		return
+	}
 	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, UserCtx: 2,
 		Local: []jetty.SGE{l.SGE(64, 16), l.SGE(0, 16)}, Remote: tg.SGE(32, 32)}})
 	require.NoError(t, err)

@@ -49,7 +49,11 @@ func testMalformed(t *testing.T, e *env) {
 	}
 	for _, c := range cases {
 		pe := postErr(t, s.jfs, one(c.wr))
-		require.ErrorIs(t, pe, urma.ErrInvalid, c.name)
+		if c.wr.Opcode.IsAtomic() && !e.attr.AtomicOps.Has(c.wr.Opcode) {
+			require.ErrorIs(t, pe, urma.ErrNotSupported, "%s: the device has no %v", c.name, c.wr.Opcode)
+		} else {
+			require.ErrorIs(t, pe, urma.ErrInvalid, c.name)
+		}
 		require.Zero(t, pe.Index, c.name)
 	}
 	e.none(s.jfc)

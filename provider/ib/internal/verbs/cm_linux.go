@@ -163,8 +163,11 @@ func (id CMID) CreateQP(c *Context, scq, rcq *CQ, srq *SRQ, caps QPCaps) (*QP, e
 	if srq != nil {
 		s = srq.srq
 	}
-	if rc := C.uv_cm_create_qp(id.p, c.pd, scq.cq, rcq.cq, s, C.uint32_t(caps.MaxSendWR),
-		C.uint32_t(caps.MaxSendSGE), C.uint32_t(caps.MaxInline), C.uint32_t(caps.MaxRecvWR)); rc != 0 {
+	createMu.Lock()
+	rc := C.uv_cm_create_qp(id.p, c.pd, scq.cq, rcq.cq, s, C.uint32_t(caps.MaxSendWR),
+		C.uint32_t(caps.MaxSendSGE), C.uint32_t(caps.MaxInline), C.uint32_t(caps.MaxRecvWR))
+	createMu.Unlock()
+	if rc != 0 {
 		return nil, fmt.Errorf("rdma_create_qp: %w", errnoOf(rc))
 	}
 	return &QP{qp: id.p.qp, Num: uint32(C.uv_cm_qp_num(id.p))}, nil

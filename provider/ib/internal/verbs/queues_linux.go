@@ -17,9 +17,13 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"syscall"
 	"unsafe"
 )
+
+// createMu serialises the creation of queues. See the note at its use.
+var createMu sync.Mutex
 
 // SGE, SendWR, RecvWR and WC are the flat C forms of the data path; the
 // provider keeps arrays of them and fills them in place.
@@ -200,7 +204,9 @@ func (c *Context) NewCQ(depth int, ch *CompChannel, ctxValue uintptr) (*CQ, erro
 		cch = ch.ch
 	}
 	var capacity, cerr C.int
+	createMu.Lock()
 	cq := C.uv_create_cq(c.c, C.int(depth), C.uint64_t(ctxValue), cch, &capacity, &cerr)
+	createMu.Unlock()
 	if cq == nil {
 		return nil, syscall.Errno(cerr)
 	}
@@ -253,7 +259,9 @@ type SRQ struct {
 func (c *Context) NewSRQ(maxWR, maxSGE int, ctxValue uintptr) (*SRQ, error) {
 	var gotWR, gotSGE C.uint32_t
 	var cerr C.int
+	createMu.Lock()
 	srq := C.uv_create_srq(c.pd, C.uint32_t(maxWR), C.uint32_t(maxSGE), C.uint64_t(ctxValue), &gotWR, &gotSGE, &cerr)
+	createMu.Unlock()
 	if srq == nil {
 		return nil, syscall.Errno(cerr)
 	}
@@ -272,7 +280,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR, sges []SGE) (int, error) {
 		sp = &sges[0]
 	}
 	if rc := C.uv_post_srq_recv(s.srq, (*C.struct_uv_recv_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp), &bad); rc != 0 {
-		return int(bad), syscall.Errno(rc)
+		return int(bad), errnoOf(rc) // some providers return -errno
 	}
 	return len(wrs), nil
 }
@@ -303,7 +311,7 @@ func (q *QP) PostSend(wrs []SendWR, sges []SGE) (int, error) {
 		sp = &sges[0]
 	}
 	if rc := C.uv_post_send(q.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp), &bad); rc != 0 {
-		return int(bad), syscall.Errno(rc)
+		return int(bad), errnoOf(rc) // some providers return -errno
 	}
 	return len(wrs), nil
 }
@@ -371,3 +379,6 @@ func (a *AH) Destroy() error {
 
 // ID is the receive request's wr_id.
 func (w *RecvWR) ID() uint64 { return uint64(w.wr_id) }
+
+// ID is the send request's wr_id.
+func (w *SendWR) ID() uint64 { return uint64(w.wr_id) }
