@@ -12,10 +12,11 @@ import (
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 )
 
-// Connection timeouts. Address and route resolution are local lookups; a
-// connect waits for the peer's provider goroutine to answer.
+// Connection timeouts. Address resolution may wait for ARP or neighbour
+// discovery, which the kernel retries within resolveTimeout; a connect
+// waits for the peer's provider goroutine to answer.
 const (
-	resolveTimeout = 2 * time.Second
+	resolveTimeout = 5 * time.Second
 	connectTimeout = 10 * time.Second
 )
 
@@ -280,13 +281,13 @@ func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func
 	if err := id.ResolveAddr(from, scope, to, uint16(port), scope, int(resolveTimeout/time.Millisecond)); err != nil {
 		return dialed{}, verbsErr("resolve "+where, err)
 	}
-	if _, err := waitCM(ch, w, verbs.CMAddrResolved, resolveTimeout, where); err != nil {
+	if _, err := waitCM(ch, w, verbs.CMAddrResolved, resolveTimeout+time.Second, "address of "+where); err != nil {
 		return dialed{}, err
 	}
 	if err := id.ResolveRoute(int(resolveTimeout / time.Millisecond)); err != nil {
 		return dialed{}, verbsErr("resolve route to "+where, err)
 	}
-	if _, err := waitCM(ch, w, verbs.CMRouteResolved, resolveTimeout, where); err != nil {
+	if _, err := waitCM(ch, w, verbs.CMRouteResolved, resolveTimeout+time.Second, "route to "+where); err != nil {
 		return dialed{}, err
 	}
 	if !id.OnContext(c.vc) {

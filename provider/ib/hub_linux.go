@@ -102,7 +102,11 @@ func (h *asyncHub) loop() {
 				if err != nil || !ok {
 					return false
 				}
-				h.dispatch(ev)
+				// Acknowledged only once handled: destroying the QP, CQ
+				// or SRQ it names waits until then, so a handler never
+				// touches a destroyed object.
+				h.dispatch(*ev)
+				ev.Ack()
 			}
 		})
 		if err != nil {

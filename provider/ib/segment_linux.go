@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -30,7 +31,8 @@ type segKey struct {
 type segment struct {
 	ctx    *ibContext
 	mem    []byte
-	mapped bool // mem is ours to unmap
+	mapped bool // mem is ours to unmap, a mapping of memfd
+	memfd  int
 	pin    runtime.Pinner
 	mr     *verbs.MR
 	desc   provider.SegmentDesc
@@ -74,8 +76,10 @@ func (c *ibContext) FreeTokenID(id uint32) error {
 	return nil
 }
 
-// AllocSegment maps anonymous memory (huge pages when asked and
-// available) and registers it.
+// AllocSegment maps memory of a memfd (huge pages when asked and
+// available) and registers it. A memfd rather than anonymous memory lets
+// another process of the host map the same pages (provider.SharedMemory),
+// which test harnesses use to look at a peer's segment.
 func (c *ibContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provider.Segment, error) {
 	if err := c.check(); err != nil {
 		return nil, err
@@ -83,30 +87,53 @@ func (c *ibContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provi
 	if size == 0 || size > uint64(c.dev.info.Attr.MaxMRSize) || size > 1<<46 {
 		return nil, provider.Errorf(provider.ErrInvalid, "segment size %d", size)
 	}
-	page := uint64(unix.Getpagesize())
-	n := int((size + page - 1) / page * page)
+	var fd int
 	var mem []byte
 	var err error
 	if cfg.HugePages {
-		const huge = 2 << 20
-		hn := (n + huge - 1) / huge * huge
-		mem, err = unix.Mmap(-1, 0, hn, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_HUGETLB)
-		if err != nil {
+		if fd, mem, err = mapMemfd(size, 2<<20, unix.MFD_HUGETLB); err != nil {
 			provider.Logf(provider.LogInfo, "ib: no huge pages for %d bytes (%v), using normal pages", size, err)
 		}
 	}
 	if mem == nil {
-		if mem, err = unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS); err != nil {
-			return nil, provider.Errorf(provider.ErrNoMemory, "mmap %d bytes: %v", n, err)
+		if fd, mem, err = mapMemfd(size, uint64(unix.Getpagesize()), 0); err != nil {
+			return nil, provider.Errorf(provider.ErrNoMemory, "%v", err)
 		}
 	}
-	s, err := c.addSegment(mem[:size:size], true, cfg)
+	s, err := c.addSegment(mem[:size:len(mem)], fd, cfg)
 	if err != nil {
-		_ = unix.Munmap(mem[:cap(mem)])
+		_ = unix.Munmap(mem)
+		_ = unix.Close(fd)
 		return nil, err
 	}
-	s.mem = mem[:size:len(mem)]
 	return s, nil
+}
+
+// mapMemfd creates a memfd of size rounded up to page and maps it shared.
+func mapMemfd(size, page uint64, flags int) (int, []byte, error) {
+	n := (size + page - 1) / page * page
+	fd, err := unix.MemfdCreate("urma-ib-segment", unix.MFD_CLOEXEC|flags)
+	if err != nil {
+		return -1, nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	if err := unix.Ftruncate(fd, int64(n)); err != nil {
+		_ = unix.Close(fd)
+		return -1, nil, fmt.Errorf("ftruncate memfd to %d: %w", n, err)
+	}
+	mem, err := unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		_ = unix.Close(fd)
+		return -1, nil, fmt.Errorf("mmap %d bytes: %w", n, err)
+	}
+	return fd, mem, nil
+}
+
+// MemFD implements provider.SharedMemory for allocated segments.
+func (s *segment) MemFD() (int, int64, bool) {
+	if !s.mapped || s.closed.Load() {
+		return -1, 0, false
+	}
+	return s.memfd, 0, true
 }
 
 // RegisterSegment registers caller memory. Go memory is pinned for the
@@ -119,7 +146,7 @@ func (c *ibContext) RegisterSegment(buf []byte, cfg provider.SegmentConfig) (pro
 	if len(buf) == 0 {
 		return nil, provider.Errorf(provider.ErrInvalid, "empty buffer")
 	}
-	return c.addSegment(buf, false, cfg)
+	return c.addSegment(buf, -1, cfg)
 }
 
 func mrAccess(a provider.Access) int {
@@ -138,14 +165,17 @@ func mrAccess(a provider.Access) int {
 	return f
 }
 
-func (c *ibContext) addSegment(mem []byte, mapped bool, cfg provider.SegmentConfig) (*segment, error) {
+// addSegment registers mem: caller memory when memfd is -1, else a
+// mapping of memfd the segment owns.
+func (c *ibContext) addSegment(mem []byte, memfd int, cfg provider.SegmentConfig) (*segment, error) {
+	mapped := memfd >= 0
 	if err := cfg.Access.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.TokenPolicy > provider.TokenPlainText {
 		return nil, provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
 	}
-	s := &segment{ctx: c, mem: mem, mapped: mapped, token: cfg.Token}
+	s := &segment{ctx: c, mem: mem, mapped: mapped, memfd: memfd, token: cfg.Token}
 	p := unsafe.Pointer(unsafe.SliceData(mem))
 	if !mapped {
 		s.pin.Pin(p)
@@ -210,6 +240,7 @@ func (s *segment) Close() error {
 	s.pin.Unpin()
 	if s.mapped {
 		_ = unix.Munmap(s.mem[:cap(s.mem)])
+		_ = unix.Close(s.memfd)
 	}
 	s.mem = nil
 	if err != nil {

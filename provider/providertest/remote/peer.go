@@ -57,7 +57,13 @@ var peers atomic.Int64
 // peer runs no tests (-test.run=^$); its TestMain must call MaybeServe,
 // which serves this process until the connection closes. The peer's
 // standard output and error go to this process's standard error.
-func Start() (*Peer, error) {
+func Start() (*Peer, error) { return StartIn() }
+
+// StartIn is Start with the peer's command line prefixed by prefix, for
+// example "ip", "netns", "exec", "urma-b" to run the peer in another
+// network namespace. The prefix must exec the test binary with its file
+// descriptors and environment.
+func StartIn(prefix ...string) (*Peer, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("remote: socketpair: %w", err)
@@ -70,7 +76,8 @@ func Start() (*Peer, error) {
 		_ = theirs.Close()
 		return nil, fmt.Errorf("remote: %w", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	args := append(append([]string(nil), prefix...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), envPeer+"=3", peerGORACE()) // ExtraFiles[0] is fd 3
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

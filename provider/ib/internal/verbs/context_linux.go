@@ -85,11 +85,13 @@ func (c *Context) ProbeMaxInline(hint int) (int, error) {
 func (c *Context) AsyncFD() int { return int(C.uv_async_fd(c.c)) }
 
 // AsyncEvent is one verbs async event. Element is a QP number, the
-// Context value of a CQ or SRQ, or zero; Port is set for port events.
+// Context value of a CQ or SRQ, or zero; Port is set for port events. It
+// must be acknowledged with Ack once handled.
 type AsyncEvent struct {
 	Type    int
 	Element uint64
 	Port    int
+	raw     C.struct_ibv_async_event
 }
 
 // Async event types the provider distinguishes.
@@ -111,17 +113,25 @@ const (
 // EventName is ibv_event_type_str.
 func EventName(t int) string { return C.GoString(C.ibv_event_type_str(uint32(t))) }
 
-// GetAsyncEvent reads and acknowledges one event; ok is false when none is
-// pending (the fd must be non-blocking).
-func (c *Context) GetAsyncEvent() (ev AsyncEvent, ok bool, err error) {
+// GetAsyncEvent reads one event; ok is false when none is pending (the fd
+// must be non-blocking). The event must be acknowledged with Ack.
+func (c *Context) GetAsyncEvent() (ev *AsyncEvent, ok bool, err error) {
 	var typ, port C.int
 	var elem C.uint64_t
-	rc := C.uv_get_async_event(c.c, &typ, &elem, &port)
+	ev = &AsyncEvent{}
+	rc := C.uv_get_async_event(c.c, &ev.raw, &typ, &elem, &port)
 	if rc < 0 {
-		return ev, false, fmt.Errorf("ibv_get_async_event: %w", errnoOf(rc))
+		return nil, false, fmt.Errorf("ibv_get_async_event: %w", errnoOf(rc))
 	}
-	return AsyncEvent{Type: int(typ), Element: uint64(elem), Port: int(port)}, rc == 1, nil
+	if rc == 0 {
+		return nil, false, nil
+	}
+	ev.Type, ev.Element, ev.Port = int(typ), uint64(elem), int(port)
+	return ev, true, nil
 }
+
+// Ack acknowledges the event; destroying the object it names waits for it.
+func (ev *AsyncEvent) Ack() { C.uv_ack_async_event(&ev.raw) }
 
 // MR is a registered memory region.
 type MR struct {

@@ -248,20 +248,22 @@ struct ibv_srq *uv_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t max_s
 	return srq;
 }
 
-// uv_get_async_event reads and acknowledges one async event from a
-// non-blocking context: 1 with its type and element (a QP or SRQ number, the
-// CQ's context, or the port), 0 when there is none, -errno on failure.
-int uv_get_async_event(struct ibv_context *ctx, int *type, uint64_t *element, int *port)
+// uv_get_async_event reads one async event from a non-blocking context
+// into ev: 1 with its type and element (a QP or SRQ number, the CQ's
+// context, or the port), 0 when there is none, -errno on failure. The
+// caller acknowledges ev with uv_ack_async_event once it has handled it:
+// until then, destroying the object the event names waits.
+int uv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev, int *type,
+		       uint64_t *element, int *port)
 {
-	struct ibv_async_event ev;
-	if (ibv_get_async_event(ctx, &ev))
+	if (ibv_get_async_event(ctx, ev))
 		return errno == EAGAIN ? 0 : -errno;
-	*type = ev.event_type;
+	*type = ev->event_type;
 	*element = 0;
 	*port = 0;
-	switch (ev.event_type) {
+	switch (ev->event_type) {
 	case IBV_EVENT_CQ_ERR:
-		*element = (uint64_t)(uintptr_t)ev.element.cq->cq_context;
+		*element = (uint64_t)(uintptr_t)ev->element.cq->cq_context;
 		break;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
@@ -271,11 +273,11 @@ int uv_get_async_event(struct ibv_context *ctx, int *type, uint64_t *element, in
 	case IBV_EVENT_PATH_MIG:
 	case IBV_EVENT_PATH_MIG_ERR:
 	case IBV_EVENT_QP_LAST_WQE_REACHED:
-		*element = ev.element.qp->qp_num;
+		*element = ev->element.qp->qp_num;
 		break;
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		*element = (uint64_t)(uintptr_t)ev.element.srq->srq_context;
+		*element = (uint64_t)(uintptr_t)ev->element.srq->srq_context;
 		break;
 	case IBV_EVENT_PORT_ACTIVE:
 	case IBV_EVENT_PORT_ERR:
@@ -284,14 +286,15 @@ int uv_get_async_event(struct ibv_context *ctx, int *type, uint64_t *element, in
 	case IBV_EVENT_SM_CHANGE:
 	case IBV_EVENT_CLIENT_REREGISTER:
 	case IBV_EVENT_GID_CHANGE:
-		*port = ev.element.port_num;
+		*port = ev->element.port_num;
 		break;
 	default:
 		break;
 	}
-	ibv_ack_async_event(&ev);
 	return 1;
 }
+
+void uv_ack_async_event(struct ibv_async_event *ev) { ibv_ack_async_event(ev); }
 
 // uv_get_cm_event reads, copies and acknowledges one event from a
 // non-blocking channel: 1 when there was one, 0 when not, -errno on failure.

@@ -102,7 +102,9 @@ struct ibv_cq *uv_create_cq(struct ibv_context *ctx, int depth, uint64_t cq_cont
 struct ibv_srq *uv_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t max_sge,
 			      uint64_t srq_context, uint32_t *got_wr, uint32_t *got_sge, int *err);
 
-int uv_get_async_event(struct ibv_context *ctx, int *type, uint64_t *element, int *port);
+int uv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev, int *type,
+		       uint64_t *element, int *port);
+void uv_ack_async_event(struct ibv_async_event *ev);
 
 int uv_get_cm_event(struct rdma_event_channel *ch, struct uv_cm_event *out);
 int uv_cm_qp_num(struct rdma_cm_id *id);
