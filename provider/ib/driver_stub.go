@@ -1,4 +1,4 @@
-//go:build !linux || !cgo || urma_noverbs
+//go:build !linux || !cgo || !urma_verbs
 
 package ib
 
@@ -6,5 +6,5 @@ import "github.com/urma-go/sdk/provider"
 
 func devices() ([]provider.Device, error) {
 	return nil, provider.Errorf(provider.ErrNotSupported,
-		"the ib provider needs linux, cgo and the rdma-core headers (this build has CGO_ENABLED=0, another OS, or the urma_noverbs tag)")
+		"this build has no verbs: build with -tags urma_verbs, cgo and the rdma-core headers (Debian: libibverbs-dev librdmacm-dev) on linux")
 }

@@ -1,4 +1,4 @@
-//go:build cgo && !urma_noverbs
+//go:build cgo && urma_verbs
 
 package ib
 

@@ -3,8 +3,8 @@
 // rdma-core defines static inline. It holds every `import "C"` of the
 // provider, so that everything above it is plain Go.
 //
-// The package builds only on linux with cgo and without the urma_noverbs
-// tag; elsewhere it is empty and the provider reports ErrNotSupported.
+// The package builds only on linux with cgo and the urma_verbs tag;
+// elsewhere it is empty and the provider reports ErrNotSupported.
 //
 // Nothing here is safe for concurrent use unless it says so: the provider
 // serialises access to each object.

@@ -1,4 +1,4 @@
-//go:build linux && cgo && !urma_noverbs
+//go:build linux && cgo && urma_verbs
 
 package verbs
 

@@ -1,4 +1,4 @@
-//go:build linux && cgo && !urma_noverbs
+//go:build linux && cgo && urma_verbs
 
 // The C side of package verbs: flat structs Go can fill without unions, and
 // wrappers for the verbs that rdma-core defines static inline (post, poll,

@@ -1,0 +1,97 @@
+// Package ib is the URMA provider over rdma-core verbs: InfiniBand, RoCE
+// and iWARP devices, including the kernel's software devices Soft-RoCE
+// (rxe) and soft-iWARP (siw). Import it for its side effect:
+//
+//	import _ "github.com/urma-go/sdk/provider/ib"
+//
+// The same application code runs on it and on the loopback provider; only
+// the device name differs.
+//
+// # Building
+//
+// The verbs code needs cgo, the rdma-core headers and libraries, and the
+// build tag urma_verbs:
+//
+//	go build -tags urma_verbs ./...
+//
+//	Debian, Ubuntu:      apt-get install libibverbs-dev librdmacm-dev
+//	                     (at run time: libibverbs1 librdmacm1 ibverbs-providers)
+//	RHEL, Fedora, Rocky: dnf install rdma-core-devel
+//	                     (at run time: libibverbs librdmacm)
+//
+// The tag is opt-in so that the module, its examples and urmactl build on
+// any machine, with or without cgo and the headers. Without the tag (or
+// with CGO_ENABLED=0, or on another OS) the driver is still registered and
+// reports ErrNotSupported saying how to build it; urma.Devices skips it.
+// Every `import "C"` is in provider/ib/internal/verbs.
+//
+// # How URMA maps onto verbs
+//
+//   - Device: a verbs device. Its EIDs are its GID table, one entry per
+//     address: a RoCE GID is an IP address already; for InfiniBand and
+//     iWARP the EIDs are the addresses of the GID's network interface
+//     (IPoIB, or the iWARP netdev). IPv6 link-local EIDs come last.
+//   - Context: the device (librdmacm's verbs context) with one protection
+//     domain, and an rdma_cm listener on the EID's address. The UASID is
+//     the listener's port, so descriptors say where to connect.
+//   - Segment: ibv_reg_mr over memfd memory (Alloc; huge pages when asked)
+//     or pinned caller memory (Register). Import asks the owner, in the
+//     private data of an rdma_cm connect request, to check the descriptor
+//     and token; the owner answers in the reject's private data with the
+//     rkey. A peer without the token never learns the key, and an import
+//     of a LOCAL_ONLY segment gets a key that opens nothing.
+//   - JFC: a CQ; JFCE: a completion channel plus an eventfd for the
+//     records the provider makes itself; JFR: an SRQ.
+//   - JFS and Jetty in RM mode: one RC QP per remote JFR or Jetty,
+//     connected by Advise or by the first request to it (which then waits
+//     for the connection). The receiving context accepts in its own
+//     goroutine, attaching a QP to the JFR's SRQ; the application takes no
+//     part. RC Jetty: one QP, made by the first of the two sides to Bind.
+//   - UM: sends only, carried today over the same RC connections as RM
+//     (reliable delivery is a valid UM behaviour); UD QPs are to come.
+//   - Opcodes: WRITE, WRITE_IMM, READ, SEND, SEND_IMM, and CAS and FADD
+//     where the device has atomics. SWAP, FSUB, FAND, FOR and FXOR have no
+//     verbs opcode and are refused with ErrNotSupported. NOP is a
+//     zero-length WRITE (a zero-length READ on iWARP) behind the queue's
+//     last request, or a record of the provider's own when nothing is
+//     outstanding. Immediate data is 32 bits.
+//
+// # What differs between devices
+//
+// The device attributes say it, and the conformance suite follows them:
+// ImmData, RNR and RemoteStatus are false on iWARP (no immediate data; a
+// SEND that finds no receive tears the connection down; a responder's
+// refusal always reads REM_ACCESS_ABORT_ERR), MaxReadSGE is the device's
+// max_sge_rd (1 on siw), SolicitedEvents is false on siw (it never marks a
+// receive solicited, so Rearm(true) arms for every record), and
+// SolicitedInCR is false everywhere (ibv_wc has no such bit).
+//
+// iWARP completes a WRITE or SEND as soon as TCP has it and reports a
+// responder's refusal only by terminating the connection. The provider
+// therefore posts a zero-length READ behind every signaled WRITE and SEND
+// on iWARP and completes the request when the READ returns: a completion
+// means the data was placed, as on InfiniBand, at the cost of a round
+// trip per signaled request. Unsignaled requests are not slowed.
+//
+// RM requests to different remotes run on different QPs, concurrently;
+// their records are still delivered in posting order. A failed request's
+// record is delivered at once, and the queue stops there.
+//
+// # Memory limits
+//
+// Registered memory, queues and CQs are pinned and count against
+// RLIMIT_MEMLOCK. When a verbs call fails with ENOMEM the error says the
+// limit and how to raise it (ulimit -l, LimitMEMLOCK= in systemd).
+//
+// # Busy polling and Go's preemption
+//
+// Go preempts a goroutine that runs for 10 ms by sending its thread a
+// signal; a goroutine spinning on JFC.Poll or on memory is such a
+// goroutine. Turning that off with GODEBUG=asyncpreemptoff=1 made busy
+// polling faster in the test VM (2 vCPUs, TCG, rxe0, numbers in the
+// README's performance table), but it has a condition: every spin loop
+// must make a call now and then. A loop on JFC.Poll does (each poll is a
+// cgo call, where the collector can stop it); a loop that only reads
+// memory does not, and then the collector's stop-the-world waits for it
+// forever. bench/ib-perftest measures both settings next to perftest.
+package ib
