@@ -4,7 +4,6 @@ package ib
 
 import (
 	"errors"
-	"math"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
 // Slot states of a send queue.
@@ -58,6 +58,7 @@ type sendq struct {
 	maxInline int
 	rnrRetry  uint8
 	rnrTimer  uint8
+	limits    wrcheck.Limits
 	src       asyncq.Source
 	closed    atomic.Bool
 
@@ -116,6 +117,8 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
 		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
+	q.limits = wrcheck.Limits{Device: c.dev.info.Name, Mode: cfg.Mode, MaxSGE: cfg.MaxSGE, MaxInline: cfg.MaxInline,
+		MaxReadSGE: a.MaxReadSGE, MaxMsgSize: a.MaxMsgSize, AtomicOps: a.AtomicOps, ImmData: a.ImmData, Imm32: true}
 	q.src.Owner = cfg.Owner
 	if q.src.Owner == nil {
 		q.src.Owner = q
@@ -749,69 +752,31 @@ func (q *sendq) forceClose() error {
 // validate applies the post-time checks of docs/semantics.md and returns
 // the request's remote (nil for NOP) and imported target segment.
 func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
-	op := w.Opcode
-	a := &q.ctx.dev.attr
-	if _, ok := wrOpcodes[op]; !ok || op.IsAtomic() && !a.AtomicOps.Has(op) {
-		return nil, nil, provider.Errorf(provider.ErrNotSupported, "opcode %v on %s", op, q.ctx.dev.info.Name)
+	if err := wrcheck.Opcode(w, &q.limits); err != nil {
+		return nil, nil, err
 	}
-	if q.mode == provider.UM && op.IsOneSided() {
-		return nil, nil, provider.Errorf(provider.ErrNotSupported, "%v is one-sided; UM transport sends messages only", op)
-	}
-	if op == provider.OpNOP {
+	if w.Opcode == provider.OpNOP {
 		return nil, nil, nil
 	}
 	rem, err := q.target(w)
 	if err != nil {
 		return nil, nil, err
 	}
-	if w.Flags&provider.FlagInline != 0 {
-		if op == provider.OpRead || op.IsAtomic() {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
-		}
-		if len(w.Inline) > q.maxInline {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", len(w.Inline), q.maxInline)
-		}
-	} else {
-		if len(w.Local) > q.maxSGE {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "%d sges, queue allows %d", len(w.Local), q.maxSGE)
-		}
+	if err := wrcheck.Shape(w, &q.limits); err != nil {
+		return nil, nil, err
+	}
+	if w.Flags&provider.FlagInline == 0 {
 		for i := range w.Local {
 			if _, err := q.ctx.localSeg(w.Local[i].Seg); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
-	if op == provider.OpRead && len(w.Local) == 0 {
-		return nil, nil, provider.Errorf(provider.ErrInvalid, "READ needs a local sge")
-	}
-	if op == provider.OpRead && len(w.Local) > a.MaxReadSGE {
-		return nil, nil, provider.Errorf(provider.ErrInvalid, "READ scatters into %d sges, %s allows %d", len(w.Local), q.ctx.dev.info.Name, a.MaxReadSGE)
-	}
-	if (op == provider.OpWriteImm || op == provider.OpSendImm) && !a.ImmData {
-		return nil, nil, provider.Errorf(provider.ErrNotSupported, "%v: %s has no immediate data", op, q.ctx.dev.info.Name)
-	}
-	if w.DataLen() > a.MaxMsgSize {
-		return nil, nil, provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), a.MaxMsgSize)
-	}
-	if (op == provider.OpWriteImm || op == provider.OpSendImm) && w.Imm > math.MaxUint32 {
-		return nil, nil, provider.Errorf(provider.ErrInvalid, "immediate data %#x: verbs carry 32 bits", w.Imm)
-	}
-	if op.IsAtomic() {
-		if len(w.Local) != 1 || w.Local[0].Len != 8 {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v needs one 8-byte local sge for the old value", op)
-		}
-		if w.Remote.Len != 8 && w.Remote.Len != 0 {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v operates on 8 bytes, remote sge has %d", op, w.Remote.Len)
-		}
-		if w.Remote.Addr%8 != 0 {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v remote address %#x is not 8-byte aligned", op, w.Remote.Addr)
-		}
-	}
 	var tg *target
-	if op.IsOneSided() {
+	if w.Opcode.IsOneSided() {
 		t, ok := provider.RawMem(w.Remote.Seg).(*target)
 		if !ok || t == nil || t.ctx != q.ctx {
-			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v needs a target segment imported into this context in Remote", op)
+			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v needs a target segment imported into this context in Remote", w.Opcode)
 		}
 		if t.closed.Load() {
 			return nil, nil, errClosed("target segment")

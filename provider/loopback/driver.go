@@ -44,6 +44,10 @@ const (
 	maxMsgSize = 1 << 30
 )
 
+// loopbackAtomics is every URMA atomic: loopback executes them on the CPU.
+var loopbackAtomics = provider.AtomicOpsOf(provider.OpCAS, provider.OpSwap, provider.OpFAdd,
+	provider.OpFSub, provider.OpFAnd, provider.OpFOr, provider.OpFXor)
+
 func (d *device) Name() string { return DeviceName }
 
 func (d *device) Attr() provider.DeviceAttr {
@@ -53,10 +57,9 @@ func (d *device) Attr() provider.DeviceAttr {
 		MaxJFC:    maxObjects, MaxJFS: maxObjects, MaxJFR: maxObjects, MaxJetty: maxObjects,
 		MaxJFCDepth: maxDepth, MaxJFSDepth: maxDepth, MaxJFRDepth: maxDepth,
 		MaxJFSSGE: maxSGE, MaxJFRSGE: maxSGE, MaxReadSGE: maxSGE,
-		MaxInline:  maxInline,
-		MaxMsgSize: maxMsgSize,
-		AtomicOps: provider.AtomicOpsOf(provider.OpCAS, provider.OpSwap, provider.OpFAdd,
-			provider.OpFSub, provider.OpFAnd, provider.OpFOr, provider.OpFXor),
+		MaxInline:       maxInline,
+		MaxMsgSize:      maxMsgSize,
+		AtomicOps:       loopbackAtomics,
 		AtomicSize:      8,
 		Modes:           provider.RM | provider.RC | provider.UM,
 		MaxEIDs:         len(d.eids),

@@ -1,20 +1,19 @@
 package loopback
 
-import "github.com/urma-go/sdk/provider"
+import (
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/wrcheck"
+)
 
 // validate applies the post-time checks of docs/semantics.md and resolves
 // the request's target.
 func (q *sendq) validate(w *provider.WR) (*remote, error) {
+	l := wrcheck.Limits{Device: DeviceName, Mode: q.mode, MaxSGE: q.maxSGE, MaxInline: q.maxInline,
+		MaxReadSGE: q.maxSGE, MaxMsgSize: maxMsgSize, AtomicOps: loopbackAtomics, ImmData: true}
+	if err := wrcheck.Opcode(w, &l); err != nil {
+		return nil, err
+	}
 	op := w.Opcode
-	switch {
-	case op == provider.OpNOP, op.IsSend() && op != provider.OpSendInvalidate,
-		op == provider.OpWrite, op == provider.OpWriteImm, op == provider.OpRead, op.IsAtomic():
-	default:
-		return nil, provider.Errorf(provider.ErrNotSupported, "opcode %v", op)
-	}
-	if q.mode == provider.UM && op.IsOneSided() {
-		return nil, provider.Errorf(provider.ErrNotSupported, "%v is one-sided; UM transport sends messages only", op)
-	}
 	if op == provider.OpNOP {
 		return nil, nil
 	}
@@ -22,39 +21,14 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	inline := w.Flags&provider.FlagInline != 0
-	if inline {
-		if op == provider.OpRead || op.IsAtomic() {
-			return nil, provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
-		}
-		if len(w.Inline) > q.maxInline {
-			return nil, provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", len(w.Inline), q.maxInline)
-		}
-	} else {
-		if len(w.Local) > q.maxSGE {
-			return nil, provider.Errorf(provider.ErrInvalid, "%d sges, queue allows %d", len(w.Local), q.maxSGE)
-		}
+	if err := wrcheck.Shape(w, &l); err != nil {
+		return nil, err
+	}
+	if w.Flags&provider.FlagInline == 0 {
 		for i := range w.Local {
 			if _, err := q.ctx.localSeg(w.Local[i].Seg); err != nil {
 				return nil, err
 			}
-		}
-	}
-	if op == provider.OpRead && len(w.Local) == 0 {
-		return nil, provider.Errorf(provider.ErrInvalid, "READ needs a local sge")
-	}
-	if w.DataLen() > maxMsgSize {
-		return nil, provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), maxMsgSize)
-	}
-	if op.IsAtomic() {
-		if len(w.Local) != 1 || w.Local[0].Len != 8 {
-			return nil, provider.Errorf(provider.ErrInvalid, "%v needs one 8-byte local sge for the old value", op)
-		}
-		if w.Remote.Len != 8 && w.Remote.Len != 0 {
-			return nil, provider.Errorf(provider.ErrInvalid, "%v operates on 8 bytes, remote sge has %d", op, w.Remote.Len)
-		}
-		if w.Remote.Addr%8 != 0 {
-			return nil, provider.Errorf(provider.ErrInvalid, "%v remote address %#x is not 8-byte aligned", op, w.Remote.Addr)
 		}
 	}
 	if op.IsOneSided() {

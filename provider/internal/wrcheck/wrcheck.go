@@ -1,0 +1,90 @@
+// Package wrcheck holds the post-time checks of docs/semantics.md that do
+// not depend on how a provider keeps memory or reaches targets, so that
+// every provider refuses the same requests with the same errors.
+package wrcheck
+
+import (
+	"math"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// Limits are what a queue and its device allow.
+type Limits struct {
+	Device     string // for messages
+	Mode       provider.TransportMode
+	MaxSGE     int
+	MaxInline  int
+	MaxReadSGE int
+	MaxMsgSize uint64
+	AtomicOps  provider.AtomicOps
+	ImmData    bool
+	// Imm32 says immediate data has 32 bits (verbs), not 64.
+	Imm32 bool
+}
+
+// Opcode refuses, with ErrNotSupported, an opcode the device or the
+// queue's transport mode cannot execute.
+func Opcode(w *provider.WR, l *Limits) error {
+	op := w.Opcode
+	switch {
+	case op == provider.OpNOP, op == provider.OpSend, op == provider.OpWrite, op == provider.OpRead:
+	case op == provider.OpSendImm, op == provider.OpWriteImm:
+		if !l.ImmData {
+			return provider.Errorf(provider.ErrNotSupported, "%v: %s has no immediate data", op, l.Device)
+		}
+	case op.IsAtomic():
+		if !l.AtomicOps.Has(op) {
+			return provider.Errorf(provider.ErrNotSupported, "opcode %v on %s", op, l.Device)
+		}
+	default:
+		return provider.Errorf(provider.ErrNotSupported, "opcode %v on %s", op, l.Device)
+	}
+	if l.Mode == provider.UM && op.IsOneSided() {
+		return provider.Errorf(provider.ErrNotSupported, "%v is one-sided; UM transport sends messages only", op)
+	}
+	return nil
+}
+
+// Shape checks the request's data against the limits: inline use and
+// size, SGE counts, READ scatter, total length, immediate size and the
+// operands of atomics. It does not look at what the SGEs name.
+func Shape(w *provider.WR, l *Limits) error {
+	op := w.Opcode
+	if w.Flags&provider.FlagInline != 0 {
+		if op == provider.OpRead || op.IsAtomic() {
+			return provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
+		}
+		if len(w.Inline) > l.MaxInline {
+			return provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", len(w.Inline), l.MaxInline)
+		}
+	} else if len(w.Local) > l.MaxSGE {
+		return provider.Errorf(provider.ErrInvalid, "%d sges, queue allows %d", len(w.Local), l.MaxSGE)
+	}
+	if op == provider.OpRead {
+		if len(w.Local) == 0 {
+			return provider.Errorf(provider.ErrInvalid, "READ needs a local sge")
+		}
+		if len(w.Local) > l.MaxReadSGE {
+			return provider.Errorf(provider.ErrInvalid, "READ scatters into %d sges, %s allows %d", len(w.Local), l.Device, l.MaxReadSGE)
+		}
+	}
+	if w.DataLen() > l.MaxMsgSize {
+		return provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), l.MaxMsgSize)
+	}
+	if (op == provider.OpWriteImm || op == provider.OpSendImm) && w.Imm > math.MaxUint32 && l.Imm32 {
+		return provider.Errorf(provider.ErrInvalid, "immediate data %#x: %s carries 32 bits", w.Imm, l.Device)
+	}
+	if op.IsAtomic() {
+		if len(w.Local) != 1 || w.Local[0].Len != 8 {
+			return provider.Errorf(provider.ErrInvalid, "%v needs one 8-byte local sge for the old value", op)
+		}
+		if w.Remote.Len != 8 && w.Remote.Len != 0 {
+			return provider.Errorf(provider.ErrInvalid, "%v operates on 8 bytes, remote sge has %d", op, w.Remote.Len)
+		}
+		if w.Remote.Addr%8 != 0 {
+			return provider.Errorf(provider.ErrInvalid, "%v remote address %#x is not 8-byte aligned", op, w.Remote.Addr)
+		}
+	}
+	return nil
+}
