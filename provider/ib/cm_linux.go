@@ -26,6 +26,9 @@ type conn struct {
 	id   verbs.CMID
 	qp   *verbs.QP
 	dead atomic.Bool
+	// pending counts the signaled requests of the owning send queue still
+	// running on this QP, under the queue's lock (see sendq.retire).
+	pending int
 	// down runs once when the peer disconnects or the connection fails.
 	down func()
 }

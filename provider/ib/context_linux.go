@@ -142,8 +142,7 @@ func (c *ibContext) Close() error {
 		}
 	}
 	c.events.Close()
-	c.cm = nil
-	c.teardown()
+	c.teardown() // stops c.cm again: stop is idempotent, and handlers may still reach it
 	return nil
 }
 

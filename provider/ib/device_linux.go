@@ -25,9 +25,10 @@ type eidEntry struct {
 }
 
 type device struct {
-	info verbs.DeviceInfo
-	eids []eidEntry
-	attr provider.DeviceAttr
+	info  verbs.DeviceInfo
+	eids  []eidEntry
+	attr  provider.DeviceAttr
+	iwarp bool
 }
 
 // maxInline caches the probed inline limit per device name: probing
@@ -44,7 +45,7 @@ func devices() ([]provider.Device, error) {
 	}
 	out := make([]provider.Device, 0, len(infos))
 	for _, info := range infos {
-		d := &device{info: info, eids: eidTable(info)}
+		d := &device{info: info, eids: eidTable(info), iwarp: info.Attr.Transport == verbs.TransportIWARP}
 		d.attr = d.mapAttr(inlineLimit(info.Name))
 		out = append(out, d)
 	}
@@ -147,7 +148,7 @@ var (
 
 func (d *device) transport() string {
 	switch {
-	case d.info.Attr.Transport == verbs.TransportIWARP:
+	case d.iwarp:
 		return "iWARP"
 	case len(d.info.Ports) > 0 && d.info.Ports[0].LinkLayer == verbs.LinkLayerEthernet:
 		return "RoCE"

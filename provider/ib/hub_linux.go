@@ -121,7 +121,9 @@ func (h *asyncHub) dispatch(ev verbs.AsyncEvent) {
 	var fn func(verbs.AsyncEvent)
 	var all []*ibContext
 	switch ev.Type {
-	case verbs.EventQPFatal, verbs.EventQPReqErr, verbs.EventQPAccessErr, verbs.EventCommEst, verbs.EventLastWQE:
+	case verbs.EventQPFatal, verbs.EventQPReqErr, verbs.EventQPAccessErr:
+		// Only failures: COMM_EST and LAST_WQE_REACHED say a healthy QP
+		// got data early or an SRQ-attached QP drained.
 		fn = h.qps[uint32(ev.Element)]
 	case verbs.EventCQErr, verbs.EventSRQErr, verbs.EventSRQLimit:
 		fn = h.objs[ev.Element]

@@ -76,6 +76,12 @@ type sendq struct {
 	wrs    []verbs.SendWR
 	wrIdx  []int // index in the caller's batch of each of wrs
 	sges   []verbs.SGE
+	lkeys  []uint32 // of the request being posted, found by validate
+	// held counts held records; pendingSignaled the signaled requests
+	// running on QPs (each conn counts its own). They let a completion
+	// skip the order checks when no other QP can be ahead of it.
+	held            int
+	pendingSignaled int
 }
 
 func (c *ibContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
@@ -116,7 +122,7 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	q := &sendq{ctx: c, jfc: jc, jetty: owner, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE,
 		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
-		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
+		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
 	q.limits = wrcheck.Limits{Device: c.dev.info.Name, Mode: cfg.Mode, MaxSGE: cfg.MaxSGE, MaxInline: cfg.MaxInline,
 		MaxReadSGE: a.MaxReadSGE, MaxMsgSize: a.MaxMsgSize, AtomicOps: a.AtomicOps, ImmData: a.ImmData, Imm32: true}
 	q.src.Owner = cfg.Owner
@@ -243,6 +249,10 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		}
 		q.build(w, tg, seq, i)
 		q.lastHW = cn
+		if s.signaled {
+			q.pendingSignaled++
+			cn.pending++
+		}
 	}
 	return q.flushBatch(batch, len(wrs), nil)
 }
@@ -262,7 +272,7 @@ func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
 		seq32 := uint32(q.wrs[posted].ID())
 		for q.head > q.tail {
 			q.head--
-			q.slots[q.head&q.mask].state = slotFree
+			q.retire(&q.slots[q.head&q.mask], slotFree)
 			if uint32(q.head) == seq32 {
 				break
 			}
@@ -301,17 +311,16 @@ func (q *sendq) build(w *provider.WR, tg *target, seq uint64, idx int) {
 		}
 	default:
 		for k := range w.Local {
-			s, _ := q.ctx.localSeg(w.Local[k].Seg)
 			var sge verbs.SGE
-			sge.Set(w.Local[k].Addr, w.Local[k].Len, s.mr.LKey)
+			sge.Set(w.Local[k].Addr, w.Local[k].Len, q.lkeys[k])
 			q.sges = append(q.sges, sge)
 		}
 	}
 	id := uint64(q.cid)<<32 | uint64(uint32(seq))
 	opcode := wrOpcodes[w.Opcode]
-	confirm := q.ctx.dev.attr.Transport == "iWARP" && flags&verbs.SendSignaled != 0 &&
+	confirm := q.ctx.dev.iwarp && flags&verbs.SendSignaled != 0 &&
 		(w.Opcode == provider.OpWrite || w.Opcode == provider.OpSend)
-	if q.ctx.dev.attr.Transport == "iWARP" && w.Opcode == provider.OpNOP {
+	if q.ctx.dev.iwarp && w.Opcode == provider.OpNOP {
 		opcode = verbs.WRRead // see confirm
 	}
 	if confirm {
@@ -348,10 +357,20 @@ func (q *sendq) build(w *provider.WR, tg *target, seq uint64, idx int) {
 // sqSize is the QP send queue size: twice the depth on iWARP, where a
 // signaled request may take two work requests (see build).
 func (q *sendq) sqSize() int {
-	if q.ctx.dev.attr.Transport == "iWARP" {
+	if q.ctx.dev.iwarp {
 		return 2 * q.depth
 	}
 	return q.depth
+}
+
+// retire moves a slot to state (done or free); a posted signaled request
+// on a QP leaves the counts of running ones.
+func (q *sendq) retire(sl *sendSlot, state uint8) {
+	if sl.state == slotPosted && sl.signaled && sl.cn != nil {
+		q.pendingSignaled--
+		sl.cn.pending--
+	}
+	sl.state = state
 }
 
 // pendingHW reports whether a request on a QP may still be running.
@@ -414,13 +433,14 @@ func (q *sendq) earlierRunning(seq uint64, cn *conn) bool {
 
 // release queues the held records that are now next in order.
 func (q *sendq) release() {
-	for x := q.tail; x < q.head; x++ {
+	for x := q.tail; x < q.head && q.held > 0; x++ {
 		sl := &q.slots[x&q.mask]
 		if sl.state != slotPosted {
 			continue
 		}
 		if sl.held {
 			sl.held = false
+			q.held--
 			q.queue(sl, sl.cr)
 			continue
 		}
@@ -471,10 +491,12 @@ func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
 			verbs.WCStatusName(wc.Status()), wc.VendorErr())
 	}
 	rec := q.record(s, st)
-	if st == provider.CRSuccess && (q.queued > 0 || q.earlierRunning(s.seq, s.cn)) {
+	others := q.pendingSignaled - s.cn.pending // signaled requests running on other QPs
+	if st == provider.CRSuccess && (q.queued > 0 || others > 0 && q.earlierRunning(s.seq, s.cn)) {
 		// Records leave in posting order: this one waits for the earlier
 		// ones (a failure does not wait; the queue stops there).
 		s.held, s.cr = true, rec
+		q.held++
 		q.release()
 		return false
 	}
@@ -505,7 +527,7 @@ func (q *sendq) doneThrough(seq uint64, cn *conn) {
 	for s := q.tail; s <= seq && s < q.head; s++ {
 		sl := &q.slots[s&q.mask]
 		if sl.state == slotPosted && (s == seq || !sl.signaled && (sl.cn == cn || sl.cn == nil)) {
-			sl.state = slotDone
+			q.retire(sl, slotDone)
 		}
 	}
 	for q.tail < q.head && q.slots[q.tail&q.mask].state == slotDone {
@@ -522,9 +544,10 @@ func (q *sendq) failLocked(raise bool) {
 		return
 	}
 	q.state = provider.StateError
-	for x := q.tail; x < q.head; x++ { // completed successes still count
+	for x := q.tail; x < q.head && q.held > 0; x++ { // completed successes still count
 		if sl := &q.slots[x&q.mask]; sl.state == slotPosted && sl.held {
 			sl.held = false
+			q.held--
 			q.queue(sl, sl.cr)
 		}
 	}
@@ -569,7 +592,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 			continue
 		}
 		crs[n] = q.record(sl, provider.CRWRFlushErr)
-		sl.state = slotDone
+		q.retire(sl, slotDone)
 		n++
 	}
 	for q.tail < q.head && q.slots[q.tail&q.mask].state == slotDone {
@@ -604,11 +627,12 @@ func (q *sendq) Modify(s provider.State) error {
 	case s == provider.StateReset && (q.state == provider.StateError || q.state == provider.StateReady):
 		// A QP leaves ERROR only through RESET and a new connection:
 		// drop them all; the next request reconnects.
-		q.dropConns()
 		for seq := q.tail; seq < q.head; seq++ {
-			q.slots[seq&q.mask].state = slotFree
+			q.retire(&q.slots[seq&q.mask], slotFree)
+			q.slots[seq&q.mask].held = false
 		}
-		q.tail = q.head
+		q.dropConns()
+		q.tail, q.held = q.head, 0
 		q.state = provider.StateReset
 	case s == provider.StateReady && q.state == provider.StateReset:
 		q.state = provider.StateReady
@@ -765,11 +789,14 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 	if err := wrcheck.Shape(w, &q.limits); err != nil {
 		return nil, nil, err
 	}
+	q.lkeys = q.lkeys[:0]
 	if w.Flags&provider.FlagInline == 0 {
 		for i := range w.Local {
-			if _, err := q.ctx.localSeg(w.Local[i].Seg); err != nil {
+			seg, err := q.ctx.localSeg(w.Local[i].Seg)
+			if err != nil {
 				return nil, nil, err
 			}
+			q.lkeys = append(q.lkeys, seg.mr.LKey)
 		}
 	}
 	var tg *target

@@ -28,8 +28,6 @@ const (
 	CMEstablished    = C.RDMA_CM_EVENT_ESTABLISHED
 	CMDisconnected   = C.RDMA_CM_EVENT_DISCONNECTED
 	CMDeviceRemoval  = C.RDMA_CM_EVENT_DEVICE_REMOVAL
-	CMTimewaitExit   = C.RDMA_CM_EVENT_TIMEWAIT_EXIT
-	CMAddrChange     = C.RDMA_CM_EVENT_ADDR_CHANGE
 )
 
 // CMEventName is rdma_event_str.
@@ -228,16 +226,3 @@ func (id CMID) Destroy() error {
 	}
 	return nil
 }
-
-// PeerAddr is the connected peer's address.
-func (id CMID) PeerAddr() (netip.Addr, error) {
-	var b [16]byte
-	if rc := C.uv_cm_peer_addr(id.p, (*C.uint8_t)(&b[0])); rc != 0 {
-		return netip.Addr{}, errnoOf(rc)
-	}
-	return netip.AddrFrom16(b).Unmap(), nil
-}
-
-// SetAsyncNonblock makes the context's async event fd non-blocking, for a
-// Waiter.
-func (c *Context) SetAsyncNonblock() error { return syscall.SetNonblock(c.AsyncFD(), true) }

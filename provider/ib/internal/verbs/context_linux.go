@@ -84,6 +84,10 @@ func (c *Context) ProbeMaxInline(hint int) (int, error) {
 // AsyncFD is the descriptor ibv_get_async_event reads.
 func (c *Context) AsyncFD() int { return int(C.uv_async_fd(c.c)) }
 
+// SetAsyncNonblock makes the async event descriptor non-blocking, for a
+// Waiter.
+func (c *Context) SetAsyncNonblock() error { return syscall.SetNonblock(c.AsyncFD(), true) }
+
 // AsyncEvent is one verbs async event. Element is a QP number, the
 // Context value of a CQ or SRQ, or zero; Port is set for port events. It
 // must be acknowledged with Ack once handled.
@@ -100,14 +104,11 @@ const (
 	EventQPFatal     = C.IBV_EVENT_QP_FATAL
 	EventQPReqErr    = C.IBV_EVENT_QP_REQ_ERR
 	EventQPAccessErr = C.IBV_EVENT_QP_ACCESS_ERR
-	EventCommEst     = C.IBV_EVENT_COMM_EST
 	EventSRQErr      = C.IBV_EVENT_SRQ_ERR
 	EventSRQLimit    = C.IBV_EVENT_SRQ_LIMIT_REACHED
-	EventLastWQE     = C.IBV_EVENT_QP_LAST_WQE_REACHED
 	EventPortActive  = C.IBV_EVENT_PORT_ACTIVE
 	EventPortErr     = C.IBV_EVENT_PORT_ERR
 	EventDeviceFatal = C.IBV_EVENT_DEVICE_FATAL
-	EventGIDChange   = C.IBV_EVENT_GID_CHANGE
 )
 
 // EventName is ibv_event_type_str.

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // createMu serialises the creation of queues. See the note at its use.
@@ -63,7 +62,6 @@ const (
 	WCRecv        = C.IBV_WC_RECV
 	WCRecvImm     = C.IBV_WC_RECV_RDMA_WITH_IMM
 	WCWithImm     = C.IBV_WC_WITH_IMM
-	WCSolicited   = 0 // verbs does not report it; see the provider
 	WCSuccess     = C.IBV_WC_SUCCESS
 	WCFlushErr    = C.IBV_WC_WR_FLUSH_ERR
 	WCLocLenErr   = C.IBV_WC_LOC_LEN_ERR
@@ -107,9 +105,6 @@ func (w *WC) Imm() uint32 { return uint32(w.imm) }
 // QPNum is the local QP number.
 func (w *WC) QPNum() uint32 { return uint32(w.qp_num) }
 
-// SrcQP is the sending QP of a UD receive.
-func (w *WC) SrcQP() uint32 { return uint32(w.src_qp) }
-
 // Flags is wc_flags.
 func (w *WC) Flags() uint32 { return uint32(w.wc_flags) }
 
@@ -140,11 +135,6 @@ func (w *SendWR) SetAtomic(compareAdd, swap uint64) {
 
 // SetImm sets the immediate data, in host order.
 func (w *SendWR) SetImm(imm uint32) { w.imm = C.uint32_t(imm) }
-
-// SetUD sets the destination of a UD send.
-func (w *SendWR) SetUD(ah *AH, qpn, qkey uint32) {
-	w.ah, w.remote_qpn, w.remote_qkey = ah.ah, C.uint32_t(qpn), C.uint32_t(qkey)
-}
 
 // Set fills a receive request.
 func (w *RecvWR) Set(id uint64, sgeOff, numSGE int) {
@@ -293,7 +283,7 @@ func (s *SRQ) Destroy() error {
 	return nil
 }
 
-// QP is a queue pair, created through rdma_cm (RC) or directly (UD).
+// QP is an RC queue pair, created through rdma_cm.
 type QP struct {
 	qp  *C.struct_ibv_qp
 	Num uint32
@@ -329,50 +319,6 @@ func (q *QP) ToError() error {
 func (q *QP) SetRNRTimer(code uint8) error {
 	if rc := C.uv_qp_set_rnr_timer(q.qp, C.uint8_t(code)); rc != 0 {
 		return fmt.Errorf("modify qp %d min_rnr_timer: %w", q.Num, syscall.Errno(rc))
-	}
-	return nil
-}
-
-// NewUDQP creates a UD QP in RTS on port with the given Q_Key.
-func (c *Context) NewUDQP(scq, rcq *CQ, srq *SRQ, maxSendWR, maxSGE, maxInline, port int, qkey uint32) (*QP, error) {
-	var cerr C.int
-	var s *C.struct_ibv_srq
-	if srq != nil {
-		s = srq.srq
-	}
-	qp := C.uv_create_ud_qp(c.pd, scq.cq, rcq.cq, s, C.uint32_t(maxSendWR), C.uint32_t(maxSGE),
-		C.uint32_t(maxInline), C.uint8_t(port), C.uint32_t(qkey), &cerr)
-	if qp == nil {
-		return nil, fmt.Errorf("create UD qp: %w", syscall.Errno(cerr))
-	}
-	return &QP{qp: qp, Num: uint32(C.uv_qp_num(qp))}, nil
-}
-
-// Destroy destroys a QP made by NewUDQP.
-func (q *QP) Destroy() error {
-	if rc := C.ibv_destroy_qp(q.qp); rc != 0 {
-		return fmt.Errorf("ibv_destroy_qp: %w", syscall.Errno(rc))
-	}
-	return nil
-}
-
-// AH is an address handle for UD sends.
-type AH struct{ ah *C.struct_ibv_ah }
-
-// NewAH makes an address handle to dgid from the local GID sgidIndex.
-func (c *Context) NewAH(port int, dgid [16]byte, sgidIndex int) (*AH, error) {
-	var cerr C.int
-	ah := C.uv_create_ah(c.pd, C.uint8_t(port), (*C.uint8_t)(unsafe.Pointer(&dgid[0])), C.uint8_t(sgidIndex), &cerr)
-	if ah == nil {
-		return nil, fmt.Errorf("ibv_create_ah: %w", syscall.Errno(cerr))
-	}
-	return &AH{ah: ah}, nil
-}
-
-// Destroy destroys the address handle.
-func (a *AH) Destroy() error {
-	if rc := C.ibv_destroy_ah(a.ah); rc != 0 {
-		return fmt.Errorf("ibv_destroy_ah: %w", syscall.Errno(rc))
 	}
 	return nil
 }

@@ -129,12 +129,6 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 				d->wr.atomic.compare_add = s->compare_add;
 				d->wr.atomic.swap = s->swap;
 				break;
-			default:
-				if (s->ah) {
-					d->wr.ud.ah = s->ah;
-					d->wr.ud.remote_qpn = s->remote_qpn;
-					d->wr.ud.remote_qkey = s->remote_qkey;
-				}
 			}
 		}
 		struct ibv_send_wr *badwr = NULL;
@@ -369,51 +363,6 @@ int uv_qp_to_error(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
 }
 
-struct ibv_qp *uv_create_ud_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
-			       struct ibv_srq *srq, uint32_t max_send_wr, uint32_t max_sge,
-			       uint32_t max_inline, uint8_t port, uint32_t qkey, int *err)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = scq, .recv_cq = rcq, .srq = srq, .qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = max_send_wr, .max_send_sge = max_sge,
-			 .max_inline_data = max_inline,
-			 .max_recv_wr = srq ? 0 : 1, .max_recv_sge = srq ? 0 : 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-	if (!qp) {
-		*err = errno;
-		return NULL;
-	}
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = port, .qkey = qkey };
-	if ((*err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)))
-		goto fail;
-	a.qp_state = IBV_QPS_RTR;
-	if ((*err = ibv_modify_qp(qp, &a, IBV_QP_STATE)))
-		goto fail;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	if ((*err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)))
-		goto fail;
-	return qp;
-fail:
-	ibv_destroy_qp(qp);
-	return NULL;
-}
-
-struct ibv_ah *uv_create_ah(struct ibv_pd *pd, uint8_t port, const uint8_t *dgid,
-			    uint8_t sgid_index, int *err)
-{
-	struct ibv_ah_attr a = {
-		.is_global = 1, .port_num = port,
-		.grh = { .sgid_index = sgid_index, .hop_limit = 64 },
-	};
-	memcpy(a.grh.dgid.raw, dgid, 16);
-	struct ibv_ah *ah = ibv_create_ah(pd, &a);
-	if (!ah)
-		*err = errno;
-	return ah;
-}
-
 uint32_t uv_qp_num(struct ibv_qp *qp) { return qp->qp_num; }
 uint32_t uv_mr_lkey(struct ibv_mr *mr) { return mr->lkey; }
 uint32_t uv_mr_rkey(struct ibv_mr *mr) { return mr->rkey; }
@@ -456,20 +405,4 @@ int uv_cm_resolve_addr(struct rdma_cm_id *id, const uint8_t *src, uint32_t src_s
 	uv_sockaddr(&s, src, 0, src_scope);
 	uv_sockaddr(&d, dst, dst_port, dst_scope);
 	return rdma_resolve_addr(id, (struct sockaddr *)&s, (struct sockaddr *)&d, timeout_ms) ? -errno : 0;
-}
-
-int uv_cm_peer_addr(struct rdma_cm_id *id, uint8_t *out)
-{
-	struct sockaddr *sa = rdma_get_peer_addr(id);
-	memset(out, 0, 16);
-	if (sa->sa_family == AF_INET) {
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, &((struct sockaddr_in *)sa)->sin_addr, 4);
-		return 0;
-	}
-	if (sa->sa_family == AF_INET6) {
-		memcpy(out, &((struct sockaddr_in6 *)sa)->sin6_addr, 16);
-		return 0;
-	}
-	return -EAFNOSUPPORT;
 }

@@ -44,13 +44,10 @@ struct uv_send_wr {
 	uint64_t remote_addr;
 	uint64_t compare_add;
 	uint64_t swap;
-	struct ibv_ah *ah; // UD only
 	uint32_t rkey;
 	uint32_t imm; // host order; converted to network order here
 	uint32_t num_sge;
 	uint32_t sge_off;
-	uint32_t remote_qpn; // UD only
-	uint32_t remote_qkey;
 	uint8_t opcode; // enum ibv_wr_opcode
 	uint8_t flags;  // enum ibv_send_flags
 	uint8_t pad[6];
@@ -121,11 +118,6 @@ int uv_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq
 int uv_qp_set_rnr_timer(struct ibv_qp *qp, uint8_t timer);
 int uv_qp_to_error(struct ibv_qp *qp);
 
-struct ibv_qp *uv_create_ud_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
-			       struct ibv_srq *srq, uint32_t max_send_wr, uint32_t max_sge,
-			       uint32_t max_inline, uint8_t port, uint32_t qkey, int *err);
-struct ibv_ah *uv_create_ah(struct ibv_pd *pd, uint8_t port, const uint8_t *dgid,
-			    uint8_t sgid_index, int *err);
 uint32_t uv_qp_num(struct ibv_qp *qp);
 uint32_t uv_mr_lkey(struct ibv_mr *mr);
 uint32_t uv_mr_rkey(struct ibv_mr *mr);
@@ -140,7 +132,4 @@ uint16_t uv_cm_src_port(struct rdma_cm_id *id);
 int uv_cm_bind(struct rdma_cm_id *id, const uint8_t *addr, uint16_t port, uint32_t scope);
 int uv_cm_resolve_addr(struct rdma_cm_id *id, const uint8_t *src, uint32_t src_scope,
 		       const uint8_t *dst, uint16_t dst_port, uint32_t dst_scope, int timeout_ms);
-// uv_cm_peer_addr writes the connected peer's address as 16 bytes.
-int uv_cm_peer_addr(struct rdma_cm_id *id, uint8_t *out);
-
 #endif

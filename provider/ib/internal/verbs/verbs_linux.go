@@ -15,9 +15,6 @@ import (
 	"unsafe"
 )
 
-// Available reports that this build has the verbs layer.
-const Available = true
-
 // Transport types of a device (enum ibv_transport_type).
 const (
 	TransportIB    = C.IBV_TRANSPORT_IB
