@@ -95,6 +95,9 @@ type DeviceAttr struct {
 	MaxInline int
 	// MaxMsgSize is the largest message or one-sided transfer.
 	MaxMsgSize uint64
+	// MaxUMMsgSize is the largest UM message: a datagram is one packet on
+	// verbs devices (UD), so the port's MTU; MaxMsgSize on loopback.
+	MaxUMMsgSize uint64
 	// AtomicOps lists the atomic opcodes, AtomicSize their operand size in bytes.
 	AtomicOps  AtomicOps
 	AtomicSize int

@@ -109,10 +109,10 @@ func TestBinary(t *testing.T) {
 		out, errOut, code := run(t, bin, "device", "show", "loopback0")
 		require.Equal(t, 0, code, errOut)
 		for _, want := range []string{
-			"name:          loopback0\n", "transport:     loopback\n", "max_jfs_depth: 32768\n",
-			"max_jfs_sge:   16\n", "max_inline:    1024\n", "max_msg_size:  1073741824\n",
-			"atomic_ops:    CAS,SWAP,FADD,FSUB,FAND,FOR,FXOR\n", "atomic_size:   8\n",
-			"modes:         RM,RC,UM\n", "max_eids:      4\n",
+			"name:             loopback0\n", "transport:        loopback\n", "max_jfs_depth:    32768\n",
+			"max_jfs_sge:      16\n", "max_inline:       1024\n", "max_msg_size:     1073741824\n",
+			"atomic_ops:       CAS,SWAP,FADD,FSUB,FAND,FOR,FXOR\n", "atomic_size:      8\n",
+			"modes:            RM,RC,UM\n", "max_eids:         4\n", "max_um_msg_size:  1073741824\n", "rnr:              true\n",
 			"PORT  STATE   MTU   SPEED\n1     ACTIVE  4096  -\n",
 			"INDEX  EID\n0      ::ffff:127.0.0.1\n1      ::ffff:127.0.0.2\n2      ::ffff:127.0.0.3\n3      ::ffff:127.0.0.4\n",
 		} {

@@ -93,19 +93,25 @@ func (c *ibContext) scope() uint32 {
 // (an IPv4 EID cannot reach an IPv6 one). It returns the scope for a
 // link-local destination too.
 func (c *ibContext) sourceFor(dst netip.Addr) (netip.Addr, uint32) {
+	e := c.sourceEntry(dst)
+	var scope uint32
+	if e.addr.Is6() && (e.addr.IsLinkLocalUnicast() || dst.IsLinkLocalUnicast()) {
+		scope = uint32(e.ifindex)
+	}
+	return e.addr, scope
+}
+
+// sourceEntry is the EID whose address sourceFor returns.
+func (c *ibContext) sourceEntry(dst netip.Addr) eidEntry {
 	if c.eid.addr.Is4() == dst.Is4() {
-		return c.eid.addr, c.scope()
+		return c.eid
 	}
 	for _, e := range c.dev.eids {
 		if e.addr.Is4() == dst.Is4() {
-			var scope uint32
-			if e.addr.Is6() && (e.addr.IsLinkLocalUnicast() || dst.IsLinkLocalUnicast()) {
-				scope = uint32(e.ifindex)
-			}
-			return e.addr, scope
+			return e
 		}
 	}
-	return c.eid.addr, c.scope()
+	return c.eid
 }
 
 // stop ends the goroutine, disconnects what is left and frees the
@@ -217,6 +223,12 @@ func (s *cmServer) request(ev verbs.CMEvent) {
 		s.refuse(ev.ID, rep)
 	case opImportJetty:
 		rep, err := c.answerJettyImport(req)
+		if err != nil {
+			rep.status = replyCode(err)
+		}
+		s.refuse(ev.ID, rep)
+	case opDatagram:
+		rep, err := c.answerDatagram(req)
 		if err != nil {
 			rep.status = replyCode(err)
 		}

@@ -21,6 +21,7 @@ type eidEntry struct {
 	addr     netip.Addr
 	port     int
 	gidIndex int
+	gid      [16]byte
 	ifindex  int
 }
 
@@ -92,10 +93,10 @@ func eidTable(info verbs.DeviceInfo) []eidEntry {
 		switch {
 		case g.Type == verbs.GIDTypeRoCEv2 || (g.Type == verbs.GIDTypeRoCEv1 && !hasV2):
 			a := netip.AddrFrom16(g.Raw)
-			add(eidEntry{eid: provider.EID(g.Raw), addr: a.Unmap(), port: g.Port, gidIndex: g.Index, ifindex: g.Ifindex})
+			add(eidEntry{eid: provider.EID(g.Raw), addr: a.Unmap(), port: g.Port, gidIndex: g.Index, gid: g.Raw, ifindex: g.Ifindex})
 		case g.Type == verbs.GIDTypeIB:
 			for _, a := range interfaceAddrs(g) {
-				add(eidEntry{eid: provider.EIDFromAddr(a), addr: a, port: g.Port, gidIndex: g.Index, ifindex: g.Ifindex})
+				add(eidEntry{eid: provider.EIDFromAddr(a), addr: a, port: g.Port, gidIndex: g.Index, gid: g.Raw, ifindex: g.Ifindex})
 			}
 		}
 	}
@@ -192,6 +193,10 @@ func (d *device) mapAttr(inline int) provider.DeviceAttr {
 		})
 		if p.MaxMsgSize > 0 && uint64(p.MaxMsgSize) < attr.MaxMsgSize {
 			attr.MaxMsgSize = uint64(p.MaxMsgSize)
+		}
+		if attr.SupportsMode(provider.UM) && p.ActiveMTU > 0 &&
+			(attr.MaxUMMsgSize == 0 || uint64(p.ActiveMTU) < attr.MaxUMMsgSize) {
+			attr.MaxUMMsgSize = uint64(p.ActiveMTU)
 		}
 	}
 	return attr

@@ -47,8 +47,18 @@
 //     for the connection). The receiving context accepts in its own
 //     goroutine, attaching a QP to the JFR's SRQ; the application takes no
 //     part. RC Jetty: one QP, made by the first of the two sides to Bind.
-//   - UM: sends only, carried today over the same RC connections as RM
-//     (reliable delivery is a valid UM behaviour); UD QPs are to come.
+//   - UM: UD. A UM JFR has a UD QP on its SRQ, with a random qkey; every
+//     receive it posts starts with a 40-byte SGE of the provider's for the
+//     routing header the device puts in front of a datagram. A UM JFS has
+//     one UD QP and an address handle per remote. Before its first
+//     datagram to a remote it introduces its QP in a connect request
+//     (checked like an import: only a sender with the token learns the
+//     QP number and qkey); a receive record then names its sender from
+//     the header's source GID and the source QP. A datagram is one
+//     packet: Attr().MaxUMMsgSize is the port MTU, and Post refuses a
+//     longer one. A UM NOP is a record of the provider's own, delivered
+//     after the records of the requests before it. iWARP has no UD, so UM
+//     is not in its Modes.
 //   - Opcodes: WRITE, WRITE_IMM, READ, SEND, SEND_IMM, and CAS and FADD
 //     where the device has atomics. SWAP, FSUB, FAND, FOR and FXOR have no
 //     verbs opcode and are refused with ErrNotSupported. NOP is a
@@ -62,7 +72,8 @@
 // ImmData, RNR and RemoteStatus are false on iWARP (no immediate data; a
 // SEND that finds no receive tears the connection down; a responder's
 // refusal always reads REM_ACCESS_ABORT_ERR), MaxReadSGE is the device's
-// max_sge_rd (1 on siw), SolicitedEvents is false on siw (it never marks a
+// max_sge_rd (1 on siw), UM is missing from Modes on iWARP, MaxUMMsgSize
+// is the port MTU, SolicitedEvents is false on siw (it never marks a
 // receive solicited, so Rearm(true) arms for every record), and
 // SolicitedInCR is false everywhere (ibv_wc has no such bit).
 //

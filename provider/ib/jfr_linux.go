@@ -40,8 +40,11 @@ type jfr struct {
 	sges  []verbs.SGE
 	conns map[*conn]struct{}
 
-	pmu   sync.RWMutex
-	peers map[uint32]provider.JettyID // responder QP number -> sender
+	pmu     sync.RWMutex
+	peers   map[uint32]provider.JettyID // responder QP number -> sender
+	udPeers map[udKey]provider.JettyID  // UM senders, see datagram_linux.go
+
+	ud *udRecv // UM only
 }
 
 func (c *ibContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
@@ -64,6 +67,8 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 		return nil, provider.Errorf(provider.ErrInvalid, "jfr depth %d, device allows 1..%d", cfg.Depth, a.MaxJFRDepth)
 	case cfg.MaxSGE <= 0 || cfg.MaxSGE > a.MaxJFRSGE:
 		return nil, provider.Errorf(provider.ErrInvalid, "jfr max sge %d, device allows 1..%d", cfg.MaxSGE, a.MaxJFRSGE)
+	case cfg.Mode == provider.UM && cfg.MaxSGE >= a.MaxJFRSGE:
+		return nil, provider.Errorf(provider.ErrInvalid, "UM jfr max sge %d, device allows 1..%d (one SGE of each receive takes the datagram's routing header)", cfg.MaxSGE, a.MaxJFRSGE-1)
 	case cfg.TokenPolicy > provider.TokenPlainText:
 		return nil, provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
 	}
@@ -75,7 +80,7 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 		token: cfg.Token, kind: provider.KindJFR, jetty: owner, val: nextObjValue(), state: provider.StateReady,
 		slots: make([]uint64, cfg.Depth), free: make([]uint32, cfg.Depth),
 		wrs: make([]verbs.RecvWR, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
-		conns: map[*conn]struct{}{}, peers: map[uint32]provider.JettyID{}}
+		conns: map[*conn]struct{}{}, peers: map[uint32]provider.JettyID{}, udPeers: map[udKey]provider.JettyID{}}
 	for i := range j.free {
 		j.free[i] = uint32(cfg.Depth - 1 - i)
 	}
@@ -83,8 +88,18 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 	if j.src.Owner == nil {
 		j.src.Owner = j
 	}
-	if j.srq, err = c.vc.NewSRQ(cfg.Depth, cfg.MaxSGE, uintptr(j.val)); err != nil {
+	srqSGE := cfg.MaxSGE
+	if cfg.Mode == provider.UM {
+		srqSGE++
+	}
+	if j.srq, err = c.vc.NewSRQ(cfg.Depth, srqSGE, uintptr(j.val)); err != nil {
 		return nil, verbsErr("ibv_create_srq", err)
+	}
+	if cfg.Mode == provider.UM {
+		if err := j.openUD(); err != nil {
+			_ = j.srq.Destroy()
+			return nil, err
+		}
 	}
 	jc.users.Add(1)
 	j.cid = c.addCompleter(j)
@@ -145,7 +160,11 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 			err = provider.Errorf(provider.ErrAgain, "jfr holds %d receives", j.depth)
 			break
 		}
+		slot := j.free[len(j.free)-1]
 		off := len(j.sges)
+		if j.ud != nil {
+			j.sges = append(j.sges, j.ud.grhSGE(slot))
+		}
 		for k := range w.Local {
 			s, e := j.ctx.localSeg(w.Local[k].Seg)
 			if e != nil {
@@ -160,11 +179,10 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 			j.sges = j.sges[:off]
 			break
 		}
-		slot := j.free[len(j.free)-1]
 		j.free = j.free[:len(j.free)-1]
 		j.slots[slot] = w.UserCtx
 		var rw verbs.RecvWR
-		rw.Set(uint64(j.cid)<<32|uint64(slot), off, len(w.Local))
+		rw.Set(uint64(j.cid)<<32|uint64(slot), off, len(j.sges)-off)
 		j.wrs = append(j.wrs, rw)
 		n++
 	}
@@ -187,11 +205,21 @@ func (j *jfr) complete(wc *verbs.WC, cr *provider.CR) bool {
 		return false
 	}
 	userCtx := j.slots[slot]
+	var from provider.JettyID
+	length := wc.Len()
+	if j.ud != nil {
+		// The header must be read before the slot, and its buffer, is
+		// posted again.
+		from = j.udSender(wc, slot)
+		length -= min(length, verbs.GRHSize)
+	}
 	j.free = append(j.free, slot)
 	j.mu.Unlock()
-	j.pmu.RLock()
-	from := j.peers[wc.QPNum()]
-	j.pmu.RUnlock()
+	if j.ud == nil {
+		j.pmu.RLock()
+		from = j.peers[wc.QPNum()]
+		j.pmu.RUnlock()
+	}
 	st := crStatus(wc.Status())
 	if wc.Status() == verbs.WCLocQPOpErr {
 		// A receive fails alone only when the message does not fit its
@@ -199,7 +227,7 @@ func (j *jfr) complete(wc *verbs.WC, cr *provider.CR) bool {
 		// other devices say LOC_LEN_ERR.
 		st = provider.CRLocLenErr
 	}
-	*cr = provider.CR{Status: st, Flags: provider.CRFlagRecv, Len: wc.Len(),
+	*cr = provider.CR{Status: st, Flags: provider.CRFlagRecv, Len: length,
 		UserCtx: userCtx, LocalID: j.id, RemoteID: from, Opcode: provider.OpSend}
 	if j.kind == provider.KindJetty {
 		cr.Flags |= provider.CRFlagJetty
@@ -301,6 +329,7 @@ func (j *jfr) forceClose() error {
 		c.dropID(j.id)
 		c.untrack(j)
 	}
+	j.closeUD()
 	err := j.srq.Destroy()
 	c.dropCompleter(j.cid)
 	j.jfc.users.Add(-1)

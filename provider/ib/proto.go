@@ -9,10 +9,11 @@ import (
 // The connection protocol. Everything a peer asks of a context goes in the
 // private data of an rdma_cm connect request to the context's listener
 // (its port is the context's UASID): import a segment, import a JFR or
-// Jetty, open an RM connection to one, or bind an RC Jetty. The answer
-// comes back in the private data of the reject (imports, refusals) or of
-// the accept (connections). InfiniBand's CM allows 56 bytes in a request
-// and 148 in a reject, so both messages fit in 48.
+// Jetty, open an RM connection to one, bind an RC Jetty, or introduce a UM
+// sender's UD QP to a UM JFR or Jetty. The answer comes back in the private
+// data of the reject (imports, introductions, refusals) or of the accept
+// (connections). InfiniBand's CM allows 56 bytes in a request and 148 in
+// a reject, so a request takes 56 and a reply 40.
 
 // Operations of a request.
 const (
@@ -20,12 +21,15 @@ const (
 	opImportJetty   uint8 = 2
 	opConnect       uint8 = 3 // RM: a QP from a JFS or Jetty to a JFR or Jetty
 	opBind          uint8 = 4 // RC: a Jetty to a Jetty, one to one
+	// opDatagram introduces a UM sender's UD QP to a UM JFR or Jetty, which
+	// learns whom its datagrams come from and answers with its own UD QP.
+	opDatagram uint8 = 5
 )
 
 const (
-	protoVersion = 1
-	requestSize  = 48
-	replySize    = 24
+	protoVersion = 2
+	requestSize  = 56
+	replySize    = 40
 )
 
 var protoMagic = [2]byte{'U', 'B'}
@@ -44,8 +48,8 @@ type request struct {
 	// srcEID, srcUASID and srcID name the initiator's context and queue,
 	// so that receive records carry the sender even when the connection
 	// leaves from another address of the device (another address family).
-	// srcEID travels only in connect and bind requests, in the place of
-	// va and len, which only segment imports use.
+	// srcEID travels only in connect, bind and datagram requests, in the
+	// place of va and len, which only segment imports use.
 	srcEID   provider.EID
 	srcUASID uint32
 	srcID    uint32
@@ -54,8 +58,16 @@ type request struct {
 	rnrTimer uint8
 	// rnrRetry is how often the initiator retries an RNR NAK, 7 forever.
 	rnrRetry uint8
-	va, len  uint64
+	// srcQPN and srcIID are a UM sender's UD QP number and the low 64 bits
+	// of the GID its datagrams leave from: what a UD receive reports of
+	// its sender.
+	srcQPN  uint32
+	srcIID  uint64
+	va, len uint64
 }
+
+// carriesSource reports whether op sends srcEID instead of va and len.
+func carriesSource(op uint8) bool { return op == opConnect || op == opBind || op == opDatagram }
 
 func (r *request) marshal() []byte {
 	b := make([]byte, requestSize)
@@ -67,7 +79,9 @@ func (r *request) marshal() []byte {
 	binary.BigEndian.PutUint32(b[16:], r.srcUASID)
 	binary.BigEndian.PutUint32(b[20:], r.srcID)
 	b[24], b[25] = r.rnrTimer, r.rnrRetry
-	if r.op == opConnect || r.op == opBind {
+	binary.BigEndian.PutUint32(b[28:], r.srcQPN)
+	binary.BigEndian.PutUint64(b[48:], r.srcIID)
+	if carriesSource(r.op) {
 		copy(b[32:], r.srcEID[:])
 	} else {
 		binary.BigEndian.PutUint64(b[32:], r.va)
@@ -91,13 +105,14 @@ func parseRequest(b []byte) (request, error) {
 		access: provider.Access(b[14]), policy: provider.TokenPolicy(b[15]),
 		srcUASID: binary.BigEndian.Uint32(b[16:]), srcID: binary.BigEndian.Uint32(b[20:]),
 		rnrTimer: b[24], rnrRetry: b[25],
+		srcQPN: binary.BigEndian.Uint32(b[28:]), srcIID: binary.BigEndian.Uint64(b[48:]),
 	}
-	if r.op == opConnect || r.op == opBind {
+	if carriesSource(r.op) {
 		r.srcEID = provider.EID(b[32:48])
 	} else {
 		r.va, r.len = binary.BigEndian.Uint64(b[32:]), binary.BigEndian.Uint64(b[40:])
 	}
-	if r.op < opImportSegment || r.op > opBind {
+	if r.op < opImportSegment || r.op > opDatagram {
 		return request{}, provider.Errorf(provider.ErrInvalid, "connect request: unknown operation %d", r.op)
 	}
 	return r, nil
@@ -141,6 +156,9 @@ type reply struct {
 	rkey, qpn, qkey uint32
 	// id of the queue that accepted a connection, for receive records.
 	id uint32
+	// gid is where a UM JFR's datagrams go: the GID of the EID it was
+	// reached on (on InfiniBand, not the EID itself).
+	gid [16]byte
 }
 
 func (r *reply) marshal() []byte {
@@ -151,6 +169,7 @@ func (r *reply) marshal() []byte {
 	binary.BigEndian.PutUint32(b[8:], r.qpn)
 	binary.BigEndian.PutUint32(b[12:], r.qkey)
 	binary.BigEndian.PutUint32(b[16:], r.id)
+	copy(b[24:], r.gid[:])
 	return b
 }
 
@@ -159,7 +178,7 @@ func parseReply(b []byte) (reply, error) {
 		return reply{}, provider.Errorf(provider.ErrInvalid, "reply of %d bytes is not a urma-go reply", len(b))
 	}
 	r := reply{status: b[3], rkey: binary.BigEndian.Uint32(b[4:]), qpn: binary.BigEndian.Uint32(b[8:]),
-		qkey: binary.BigEndian.Uint32(b[12:]), id: binary.BigEndian.Uint32(b[16:])}
+		qkey: binary.BigEndian.Uint32(b[12:]), id: binary.BigEndian.Uint32(b[16:]), gid: [16]byte(b[24:40])}
 	if int(r.status) >= len(replyErrors) {
 		return reply{}, provider.Errorf(provider.ErrInvalid, "reply status %d unknown", r.status)
 	}

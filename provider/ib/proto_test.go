@@ -15,6 +15,8 @@ func TestRequestRoundTrip(t *testing.T) {
 		{op: opBind, target: 7, token: 0xdeadbeef, kind: provider.KindJetty, mode: provider.RC,
 			policy: provider.TokenPlainText, srcEID: eid, srcUASID: 40000, srcID: 9, rnrTimer: 12, rnrRetry: 3},
 		{op: opImportSegment, target: 3, token: 1, access: provider.AccessRead, srcUASID: 5, va: 1 << 40, len: 4096},
+		{op: opDatagram, target: 4, token: 2, kind: provider.KindJFR, mode: provider.UM, srcEID: eid,
+			srcUASID: 6, srcID: 7, srcQPN: 0xabcdef, srcIID: 0x0123456789abcdef},
 	} {
 		b := r.marshal()
 		require.Len(t, b, requestSize)
@@ -46,10 +48,11 @@ func TestReplyCarriesTheSentinel(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorIs(t, got.err("import"), sentinel)
 	}
-	ok, err := parseReply((&reply{rkey: 5, qpn: 6, qkey: 7, id: 8}).marshal())
+	full := reply{rkey: 5, qpn: 6, qkey: 7, id: 8, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 9}}
+	ok, err := parseReply(full.marshal())
 	require.NoError(t, err)
 	require.NoError(t, ok.err("import"))
-	require.Equal(t, reply{rkey: 5, qpn: 6, qkey: 7, id: 8}, ok)
+	require.Equal(t, full, ok)
 	_, err = parseReply([]byte("UB"))
 	require.ErrorIs(t, err, provider.ErrInvalid)
 	bad := (&reply{}).marshal()

@@ -62,13 +62,17 @@ type sendq struct {
 	src       asyncq.Source
 	closed    atomic.Bool
 
-	mu     sync.Mutex
-	state  provider.State
-	slots  []sendSlot
-	mask   uint64
-	head   uint64 // seq of the next request
-	tail   uint64 // oldest request whose slot is held
-	conns  map[*remote]*conn
+	mu    sync.Mutex
+	state provider.State
+	slots []sendSlot
+	mask  uint64
+	head  uint64 // seq of the next request
+	tail  uint64 // oldest request whose slot is held
+	conns map[*remote]*conn
+	// ud is a UM queue's UD QP, and dests the addresses of its remotes
+	// (see datagram_linux.go).
+	ud     *conn
+	dests  map[*remote]*udDest
 	lastHW *conn // connection of the newest request to a QP
 	// queued counts this queue's records waiting in the JFC's backlog:
 	// while there are any, later records queue behind them.
@@ -122,9 +126,12 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	q := &sendq{ctx: c, jfc: jc, jetty: owner, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE,
 		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
-		conns: map[*remote]*conn{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
+		conns: map[*remote]*conn{}, dests: map[*remote]*udDest{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
 	q.limits = wrcheck.Limits{Device: c.dev.info.Name, Mode: cfg.Mode, MaxSGE: cfg.MaxSGE, MaxInline: cfg.MaxInline,
 		MaxReadSGE: a.MaxReadSGE, MaxMsgSize: a.MaxMsgSize, AtomicOps: a.AtomicOps, ImmData: a.ImmData, Imm32: true}
+	if cfg.Mode == provider.UM {
+		q.limits.MaxMsgSize = a.MaxUMMsgSize // a datagram is one packet
+	}
 	q.src.Owner = cfg.Owner
 	if q.src.Owner == nil {
 		q.src.Owner = q
@@ -204,8 +211,14 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 			continue
 		}
 		var cn *conn
+		var dst *udDest
 		if rem != nil {
-			if cn, err = q.connFor(rem); err != nil {
+			if q.mode == provider.UM {
+				cn, dst, err = q.udTarget(rem)
+			} else {
+				cn, err = q.connFor(rem)
+			}
+			if err != nil {
 				if !errors.Is(err, provider.ErrNotFound) && !errors.Is(err, provider.ErrClosed) {
 					return q.flushBatch(batch, i, err)
 				}
@@ -218,7 +231,7 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 				q.softFail(w, rem, provider.CRRemAccessAbortErr)
 				continue
 			}
-		} else if q.lastHW != nil && !q.lastHW.dead.Load() && q.pendingHW() {
+		} else if q.mode != provider.UM && q.lastHW != nil && !q.lastHW.dead.Load() && q.pendingHW() {
 			cn = q.lastHW // a NOP waits for the requests before it on their QP
 		}
 		if cn != batch && len(q.wrs) > 0 {
@@ -242,12 +255,19 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 			s.length = 0
 		}
 		if cn == nil {
-			if s.signaled {
+			switch {
+			case !s.signaled:
+			case q.pendingSignaled > 0:
+				// A UM NOP cannot go on the UD QP (it takes only
+				// SENDs): its record waits for the running ones.
+				s.held, s.cr = true, q.record(s, provider.CRSuccess)
+				q.held++
+			default:
 				q.queue(s, q.record(s, provider.CRSuccess))
 			}
 			continue
 		}
-		q.build(w, tg, seq, i)
+		q.build(w, tg, dst, seq, i)
 		q.lastHW = cn
 		if s.signaled {
 			q.pendingSignaled++
@@ -286,7 +306,7 @@ func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
 
 // build appends the verbs form of w, the request at index idx of the
 // caller's batch.
-func (q *sendq) build(w *provider.WR, tg *target, seq uint64, idx int) {
+func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx int) {
 	off := len(q.sges)
 	flags := uint8(0)
 	if w.Flags&provider.FlagSignaled != 0 {
@@ -330,6 +350,9 @@ func (q *sendq) build(w *provider.WR, tg *target, seq uint64, idx int) {
 	vw.Set(id, opcode, flags, off, len(q.sges)-off)
 	if tg != nil {
 		vw.SetRemote(w.Remote.Addr, tg.rkey)
+	}
+	if dst != nil {
+		vw.SetUD(dst.ah, dst.qpn, dst.qkey)
 	}
 	switch w.Opcode {
 	case provider.OpCAS:
@@ -568,6 +591,9 @@ func (q *sendq) allConns() []*conn {
 	for _, cn := range q.conns {
 		out = append(out, cn)
 	}
+	if q.ud != nil {
+		out = append(out, q.ud)
+	}
 	if q.jetty != nil {
 		if cn := q.jetty.conn(); cn != nil {
 			out = append(out, cn)
@@ -650,6 +676,7 @@ func (q *sendq) dropConns() {
 	if q.jetty != nil {
 		q.jetty.dropConn()
 	}
+	q.dropUD()
 	q.lastHW = nil
 }
 
@@ -716,8 +743,25 @@ func (q *sendq) Advise(p provider.Remote) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.mode == provider.UM {
+		_, _, err = q.udTarget(r)
+		return err
+	}
 	_, err = q.connFor(r)
 	return err
+}
+
+// udTarget returns a UM queue's UD QP and the address of r.
+func (q *sendq) udTarget(r *remote) (*conn, *udDest, error) {
+	cn, err := q.udConn()
+	if err != nil {
+		return nil, nil, err
+	}
+	dst, err := q.dest(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cn, dst, nil
 }
 
 func (q *sendq) Unadvise(p provider.Remote) error {
@@ -730,12 +774,17 @@ func (q *sendq) Unadvise(p provider.Remote) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	cn := q.conns[r]
-	if cn == nil {
+	cn, dst := q.conns[r], q.dests[r]
+	if cn == nil && dst == nil {
 		return provider.Errorf(provider.ErrNotFound, "not advised to %v", r.desc.ID)
 	}
 	if q.head != q.tail {
 		return provider.Errorf(provider.ErrBusy, "requests are outstanding")
+	}
+	if dst != nil {
+		_ = dst.ah.Destroy()
+		delete(q.dests, r)
+		return nil
 	}
 	q.ctx.cm.drop(cn)
 	delete(q.conns, r)

@@ -59,6 +59,7 @@ func (d *device) Attr() provider.DeviceAttr {
 		MaxJFSSGE: maxSGE, MaxJFRSGE: maxSGE, MaxReadSGE: maxSGE,
 		MaxInline:       maxInline,
 		MaxMsgSize:      maxMsgSize,
+		MaxUMMsgSize:    maxMsgSize,
 		AtomicOps:       loopbackAtomics,
 		AtomicSize:      8,
 		Modes:           provider.RM | provider.RC | provider.UM,

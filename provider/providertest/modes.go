@@ -15,6 +15,7 @@ var modeTests = []test{
 	{"RC bind send unbind rebind", testRCBind},
 	{"RC rules", testRCRules},
 	{"UM sends only", testUM},
+	{"UM datagram size", testUMSize},
 	{"mode mismatch", testModeMismatch},
 	{"jetty with shared JFR", testSharedJFR},
 }
@@ -153,6 +154,33 @@ func testUM(t *testing.T, e *env) {
 	checkSendCR(t, e.poll(s.jfc, 1)[0], urma.OpSend, 2, 8, sa, r.jfr.Descriptor().ID)
 	checkRecvCR(t, e.poll(r.jfc, 1)[0], urma.OpSend, 1, 8, r.jfr.Descriptor().ID.ID, sa.ID, nil, false)
 	require.Equal(t, "datagram", string(rb.Bytes()[:8]))
+}
+
+// testUMSize sends the largest datagram the device allows and checks that
+// one byte more is refused at Post.
+func testUMSize(t *testing.T, e *env) {
+	if !e.attr.SupportsMode(jetty.UM) {
+		t.Skip("device has no UM")
+	}
+	max := e.attr.MaxUMMsgSize
+	require.NotZero(t, max, "a device with UM declares MaxUMMsgSize")
+	size := min(max, 64<<10)
+	s := e.sender(jetty.JFSConfig{Mode: jetty.UM})
+	r := e.receiver(jetty.JFRConfig{Mode: jetty.UM})
+	l := e.seg(e.a, size+1, segment.LocalOnly)
+	fill(l.Bytes(), 3)
+	rb := e.seg(e.b, size+1, segment.LocalOnly)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, uint32(size+1)), 1))
+	if max < 1<<31 {
+		err := s.jfs.Send(r.remote, l.SGE(0, uint32(max+1)), 0, 1)
+		require.ErrorIs(t, err, urma.ErrInvalid, "UM message of MaxUMMsgSize+1 bytes")
+	}
+	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, uint32(size)), 0, 2))
+	sa, err := s.jfs.Query()
+	require.NoError(t, err)
+	checkSendCR(t, e.poll(s.jfc, 1)[0], urma.OpSend, 2, uint32(size), sa, r.jfr.Descriptor().ID)
+	checkRecvCR(t, e.poll(r.jfc, 1)[0], urma.OpSend, 1, uint32(size), r.jfr.Descriptor().ID.ID, sa.ID, nil, false)
+	require.Equal(t, l.Bytes()[:size], rb.Bytes()[:size])
 }
 
 func testModeMismatch(t *testing.T, e *env) {

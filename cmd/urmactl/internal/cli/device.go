@@ -60,27 +60,35 @@ func newDeviceCmd() *cobra.Command {
 
 // DeviceInfo is the JSON form of a device; its keys are stable.
 type DeviceInfo struct {
-	Name        string     `json:"name"`
-	Provider    string     `json:"provider"`
-	Transport   string     `json:"transport"`
-	GUID        string     `json:"guid"`
-	MaxJFC      int        `json:"max_jfc"`
-	MaxJFS      int        `json:"max_jfs"`
-	MaxJFR      int        `json:"max_jfr"`
-	MaxJetty    int        `json:"max_jetty"`
-	MaxJFCDepth int        `json:"max_jfc_depth"`
-	MaxJFSDepth int        `json:"max_jfs_depth"`
-	MaxJFRDepth int        `json:"max_jfr_depth"`
-	MaxJFSSGE   int        `json:"max_jfs_sge"`
-	MaxJFRSGE   int        `json:"max_jfr_sge"`
-	MaxInline   int        `json:"max_inline"`
-	MaxMsgSize  uint64     `json:"max_msg_size"`
-	AtomicOps   []string   `json:"atomic_ops"`
-	AtomicSize  int        `json:"atomic_size"`
-	Modes       []string   `json:"modes"`
-	MaxEIDs     int        `json:"max_eids"`
-	Ports       []PortInfo `json:"ports"`
-	EIDs        []EIDInfo  `json:"eids"`
+	Name        string   `json:"name"`
+	Provider    string   `json:"provider"`
+	Transport   string   `json:"transport"`
+	GUID        string   `json:"guid"`
+	MaxJFC      int      `json:"max_jfc"`
+	MaxJFS      int      `json:"max_jfs"`
+	MaxJFR      int      `json:"max_jfr"`
+	MaxJetty    int      `json:"max_jetty"`
+	MaxJFCDepth int      `json:"max_jfc_depth"`
+	MaxJFSDepth int      `json:"max_jfs_depth"`
+	MaxJFRDepth int      `json:"max_jfr_depth"`
+	MaxJFSSGE   int      `json:"max_jfs_sge"`
+	MaxJFRSGE   int      `json:"max_jfr_sge"`
+	MaxInline   int      `json:"max_inline"`
+	MaxMsgSize  uint64   `json:"max_msg_size"`
+	AtomicOps   []string `json:"atomic_ops"`
+	AtomicSize  int      `json:"atomic_size"`
+	Modes       []string `json:"modes"`
+	MaxEIDs     int      `json:"max_eids"`
+	// What the device declares about the rules of docs/semantics.md.
+	MaxReadSGE      int        `json:"max_read_sge"`
+	MaxUMMsgSize    uint64     `json:"max_um_msg_size"`
+	ImmData         bool       `json:"imm_data"`
+	RNR             bool       `json:"rnr"`
+	RemoteStatus    bool       `json:"remote_status"`
+	SolicitedEvents bool       `json:"solicited_events"`
+	SolicitedInCR   bool       `json:"solicited_in_cr"`
+	Ports           []PortInfo `json:"ports"`
+	EIDs            []EIDInfo  `json:"eids"`
 }
 
 // PortInfo is the JSON form of a port.
@@ -108,6 +116,8 @@ func Info(d *urma.Device) DeviceInfo {
 		MaxJFSSGE: a.MaxJFSSGE, MaxJFRSGE: a.MaxJFRSGE, MaxInline: a.MaxInline,
 		MaxMsgSize: a.MaxMsgSize, AtomicOps: atomicList(a.AtomicOps), AtomicSize: a.AtomicSize,
 		Modes: modeList(a.Modes), MaxEIDs: a.MaxEIDs,
+		MaxReadSGE: a.MaxReadSGE, MaxUMMsgSize: a.MaxUMMsgSize, ImmData: a.ImmData, RNR: a.RNR,
+		RemoteStatus: a.RemoteStatus, SolicitedEvents: a.SolicitedEvents, SolicitedInCR: a.SolicitedInCR,
 		Ports: []PortInfo{}, EIDs: []EIDInfo{},
 	}
 	for i, p := range a.Ports {
@@ -224,6 +234,9 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		{"max_jfs_sge", d.MaxJFSSGE}, {"max_jfr_sge", d.MaxJFRSGE}, {"max_inline", d.MaxInline},
 		{"max_msg_size", d.MaxMsgSize}, {"atomic_ops", joinOr(d.AtomicOps, ",")}, {"atomic_size", d.AtomicSize},
 		{"modes", joinOr(d.Modes, ",")}, {"max_eids", d.MaxEIDs},
+		{"max_read_sge", d.MaxReadSGE}, {"max_um_msg_size", d.MaxUMMsgSize}, {"imm_data", d.ImmData},
+		{"rnr", d.RNR}, {"remote_status", d.RemoteStatus}, {"solicited_events", d.SolicitedEvents},
+		{"solicited_in_cr", d.SolicitedInCR},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(tw, "%s:\t%v\n", e.k, e.v)

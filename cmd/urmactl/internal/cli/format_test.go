@@ -75,10 +75,11 @@ func TestFormatDeviceListJSON(t *testing.T) {
 	require.Len(t, got, 1)
 	for _, k := range []string{"name", "provider", "transport", "guid", "max_jfc", "max_jfs", "max_jfr",
 		"max_jetty", "max_jfc_depth", "max_jfs_depth", "max_jfr_depth", "max_jfs_sge", "max_jfr_sge",
-		"max_inline", "max_msg_size", "atomic_ops", "atomic_size", "modes", "max_eids", "ports", "eids"} {
+		"max_inline", "max_msg_size", "atomic_ops", "atomic_size", "modes", "max_eids", "ports", "eids",
+		"max_read_sge", "max_um_msg_size", "imm_data", "rnr", "remote_status", "solicited_events", "solicited_in_cr"} {
 		assert.Contains(t, got[0], k)
 	}
-	assert.Len(t, got[0], 21, "unexpected extra keys")
+	assert.Len(t, got[0], 28, "unexpected extra keys")
 	port := got[0]["ports"].([]any)[0].(map[string]any)
 	assert.Equal(t, map[string]any{"port": 1.0, "state": "ACTIVE", "mtu": 1024.0, "speed_mbps": 100000.0}, port)
 	eid := got[0]["eids"].([]any)[1].(map[string]any)
@@ -90,10 +91,10 @@ func TestFormatDevice(t *testing.T) {
 	require.NoError(t, FormatDevice(&b, sampleDevice(), OutputTable))
 	out := b.String()
 	for _, want := range []string{
-		"name:          dev0\n", "guid:          0102:0304:0506:0708\n",
-		"max_jfc_depth: 5\n", "max_jfs_depth: 6\n", "max_jfr_depth: 7\n",
-		"max_jfs_sge:   8\n", "max_jfr_sge:   9\n", "max_inline:    10\n", "max_msg_size:  11\n",
-		"atomic_ops:    CAS,FADD\n", "atomic_size:   8\n", "modes:         RM,UM\n",
+		"name:             dev0\n", "guid:             0102:0304:0506:0708\n",
+		"max_jfc_depth:    5\n", "max_jfs_depth:    6\n", "max_jfr_depth:    7\n",
+		"max_jfs_sge:      8\n", "max_jfr_sge:      9\n", "max_inline:       10\n", "max_msg_size:     11\n",
+		"atomic_ops:       CAS,FADD\n", "atomic_size:      8\n", "modes:            RM,UM\n",
 		"PORT  STATE   MTU   SPEED\n", "1     ACTIVE  1024  100000 Mb/s\n", "2     DOWN    4096  -\n",
 		"INDEX  EID\n", "0      ::ffff:10.0.0.1\n", "1      fe80::1\n",
 	} {

@@ -115,6 +115,12 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 				d->imm_data = htonl(s->imm);
 				break;
 			}
+			if (s->ah) {
+				d->wr.ud.ah = s->ah;
+				d->wr.ud.remote_qpn = s->remote_qpn;
+				d->wr.ud.remote_qkey = s->remote_qkey;
+				continue;
+			}
 			switch (s->opcode) {
 			case IBV_WR_RDMA_WRITE:
 			case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -349,6 +355,55 @@ int uv_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq
 		.sq_sig_all = 0,
 	};
 	return rdma_create_qp(id, pd, &ia) ? -errno : 0;
+}
+
+struct ibv_qp *uv_create_ud_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+			       struct ibv_srq *srq, uint32_t max_send_wr, uint32_t max_send_sge,
+			       uint32_t max_inline, uint8_t port, uint32_t qkey, int *err)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = scq, .recv_cq = rcq, .srq = srq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = max_send_wr, .max_send_sge = max_send_sge,
+			 .max_inline_data = max_inline,
+			 .max_recv_wr = srq ? 0 : 1, .max_recv_sge = srq ? 0 : 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	if (!qp) {
+		*err = errno;
+		return NULL;
+	}
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = port,
+				 .qkey = qkey };
+	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+	if (!rc) {
+		a.qp_state = IBV_QPS_RTR;
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+	if (!rc) {
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 0;
+		rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	}
+	if (rc) {
+		*err = rc;
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+struct ibv_ah *uv_create_ah(struct ibv_pd *pd, uint8_t port, const uint8_t *dgid,
+			    uint8_t sgid_index, int *err)
+{
+	struct ibv_ah_attr a = {
+		.is_global = 1, .port_num = port,
+		.grh = { .sgid_index = sgid_index, .hop_limit = 64 },
+	};
+	memcpy(a.grh.dgid.raw, dgid, 16);
+	struct ibv_ah *ah = ibv_create_ah(pd, &a);
+	if (!ah)
+		*err = errno;
+	return ah;
 }
 
 int uv_qp_set_rnr_timer(struct ibv_qp *qp, uint8_t timer)

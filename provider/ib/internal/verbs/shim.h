@@ -51,6 +51,10 @@ struct uv_send_wr {
 	uint8_t opcode; // enum ibv_wr_opcode
 	uint8_t flags;  // enum ibv_send_flags
 	uint8_t pad[6];
+	// A send on a UD QP goes to (ah, remote_qpn, remote_qkey).
+	struct ibv_ah *ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
 };
 
 struct uv_recv_wr {
@@ -115,6 +119,14 @@ int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t r
 int uv_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq,
 		    struct ibv_cq *rcq, struct ibv_srq *srq, uint32_t max_send_wr,
 		    uint32_t max_send_sge, uint32_t max_inline, uint32_t max_recv_wr);
+// uv_create_ud_qp creates a UD QP (receiving through srq when it is set)
+// and brings it to RTS on port with qkey.
+struct ibv_qp *uv_create_ud_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+			       struct ibv_srq *srq, uint32_t max_send_wr, uint32_t max_send_sge,
+			       uint32_t max_inline, uint8_t port, uint32_t qkey, int *err);
+// uv_create_ah makes an address handle to dgid from the GID at sgid_index.
+struct ibv_ah *uv_create_ah(struct ibv_pd *pd, uint8_t port, const uint8_t *dgid,
+			    uint8_t sgid_index, int *err);
 int uv_qp_set_rnr_timer(struct ibv_qp *qp, uint8_t timer);
 int uv_qp_to_error(struct ibv_qp *qp);
 
