@@ -73,6 +73,7 @@
 package providertest
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -173,7 +174,10 @@ func closeWithin(t testing.TB, d time.Duration, what string, closeFn func() erro
 			t.Errorf("close %s: %v", what, err)
 		}
 	case <-time.After(d):
-		t.Errorf("close %s did not return within %v", what, d)
+		// Where the Close is stuck is the useful part of the report.
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Errorf("close %s did not return within %v; goroutines:\n%s", what, d, buf)
 	}
 }
 
