@@ -250,7 +250,7 @@ func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) erro
 		id.DestroyQP()
 		return verbsErr("accept", err)
 	}
-	_ = qp.SetRNRTimer(r.rnrTimer)
+	j.ctx.setRNRTimer(qp, r.rnrTimer)
 	j.adopt(cn, from)
 	return nil
 }
@@ -317,8 +317,19 @@ func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) 
 		id.DestroyQP()
 		return verbsErr("accept", err)
 	}
-	_ = qp.SetRNRTimer(r.rnrTimer)
+	c.setRNRTimer(qp, r.rnrTimer)
 	c.cm.register(cn)
 	c.hub.watchQP(qp.Num, func(verbs.AsyncEvent) { c.cm.hangUp(cn) })
 	return nil
+}
+
+// setRNRTimer sets the pause a responder QP asks of an RNR-retrying peer.
+// iWARP has no RNR, and soft-iWARP must not see a modify of a connected
+// QP: while it holds the QP's state lock, a segment arriving is left
+// unread in the socket until another one comes, so the first request on
+// a fresh connection could wait forever.
+func (c *ibContext) setRNRTimer(qp *verbs.QP, code uint8) {
+	if !c.dev.iwarp {
+		_ = qp.SetRNRTimer(code)
+	}
 }
