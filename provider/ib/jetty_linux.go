@@ -183,6 +183,17 @@ func (j *jetty) makeQP(id verbs.CMID) (*verbs.QP, error) {
 
 // adopt makes cn the Jetty's connection to peer.
 func (j *jetty) adopt(cn *conn, peer provider.JettyID) {
+	j.watch(cn)
+	j.rq.attach(cn, peer)
+	j.mu.Lock()
+	j.cn, j.peer = cn, peer
+	j.mu.Unlock()
+}
+
+// watch hangs cn up when its QP fails. A responder calls it before it
+// accepts: on iWARP the first request may already fail, and nobody else
+// tells the initiator.
+func (j *jetty) watch(cn *conn) {
 	c := j.ctx
 	cn.down = func() { j.sq.connDown(cn) }
 	c.cm.register(cn)
@@ -190,10 +201,6 @@ func (j *jetty) adopt(cn *conn, peer provider.JettyID) {
 		j.sq.connDown(cn)
 		c.cm.hangUp(cn)
 	})
-	j.rq.attach(cn, peer)
-	j.mu.Lock()
-	j.cn, j.peer = cn, peer
-	j.mu.Unlock()
 }
 
 func (j *jetty) dropConn() {
@@ -243,15 +250,19 @@ func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) erro
 	}
 	cn := &conn{id: id, qp: qp}
 	// The peer may send as soon as it sees the accept: know the sender of
-	// this QP's receives first.
+	// this QP's receives, and watch the QP, first.
 	j.rq.attach(cn, from)
+	j.watch(cn)
 	if err := id.Accept((&reply{id: j.id}).marshal(), rdAtomic(j.ctx), int(r.rnrRetry)); err != nil {
+		j.ctx.unwatch(cn)
 		j.rq.detach(cn)
 		id.DestroyQP()
 		return verbsErr("accept", err)
 	}
 	j.ctx.setRNRTimer(qp, r.rnrTimer)
-	j.adopt(cn, from)
+	j.mu.Lock()
+	j.cn, j.peer = cn, from
+	j.mu.Unlock()
 	return nil
 }
 
@@ -312,15 +323,24 @@ func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) 
 		c.cm.drop(cn)
 	}
 	rq.attach(cn, from) // before the peer can send, see acceptBind
+	c.cm.register(cn)
+	c.hub.watchQP(qp.Num, func(verbs.AsyncEvent) { c.cm.hangUp(cn) })
 	if err := id.Accept((&reply{id: rq.id}).marshal(), rdAtomic(c), int(r.rnrRetry)); err != nil {
+		c.unwatch(cn)
 		rq.detach(cn)
 		id.DestroyQP()
 		return verbsErr("accept", err)
 	}
 	c.setRNRTimer(qp, r.rnrTimer)
-	c.cm.register(cn)
-	c.hub.watchQP(qp.Num, func(verbs.AsyncEvent) { c.cm.hangUp(cn) })
 	return nil
+}
+
+// unwatch undoes the registration of a connection that was not accepted.
+func (c *ibContext) unwatch(cn *conn) {
+	c.hub.unwatchQP(cn.qp.Num)
+	c.cm.mu.Lock()
+	delete(c.cm.conns, cn.id)
+	c.cm.mu.Unlock()
 }
 
 // setRNRTimer sets the pause a responder QP asks of an RNR-retrying peer.

@@ -73,8 +73,12 @@
 package providertest
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,8 +181,24 @@ func closeWithin(t testing.TB, d time.Duration, what string, closeFn func() erro
 		// Where the Close is stuck is the useful part of the report.
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		t.Errorf("close %s did not return within %v; goroutines:\n%s", what, d, buf)
+		t.Errorf("close %s did not return within %v; goroutines:\n%s%s", what, d, buf, kernelStacks())
 	}
+}
+
+// kernelStacks returns the kernel stacks of the process's threads where
+// the system shows them (Linux, as root): a Close stuck in a system call
+// is stuck in the driver.
+func kernelStacks() string {
+	tasks, _ := filepath.Glob("/proc/self/task/*/stack")
+	var b strings.Builder
+	for _, f := range tasks {
+		st, err := os.ReadFile(f)
+		if err != nil || len(st) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\nkernel stack of %s:\n%s", filepath.Base(filepath.Dir(f)), st)
+	}
+	return b.String()
 }
 
 func (e *env) seg(ctx *urma.Context, size uint64, access segment.Access) *segment.Segment {

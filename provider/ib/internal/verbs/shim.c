@@ -1,6 +1,8 @@
 //go:build linux && cgo && urma_verbs
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <endian.h>
 #include <arpa/inet.h>
@@ -321,6 +323,22 @@ int uv_get_cm_event(struct rdma_event_channel *ch, struct uv_cm_event *out)
 int uv_cm_qp_num(struct rdma_cm_id *id) { return id->qp ? (int)id->qp->qp_num : -1; }
 struct ibv_context *uv_cm_verbs(struct rdma_cm_id *id) { return id->verbs; }
 
+// uv_unsignaled runs rdma_connect or rdma_accept with the thread's signals
+// blocked. soft-iWARP connects its TCP socket inside the system call; a
+// signal (the Go runtime sends them) interrupts that connect, the kernel
+// restarts the call, and the second connect from the same port finds the
+// first one's remains and is refused. Blocked signals arrive right after.
+static int uv_unsignaled(int (*fn)(struct rdma_cm_id *, struct rdma_conn_param *),
+			 struct rdma_cm_id *id, struct rdma_conn_param *p)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int rc = fn(id, p) ? -errno : 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 int uv_cm_connect(struct rdma_cm_id *id, const void *pd, uint8_t pdlen,
 		  uint8_t retry, uint8_t rnr_retry, uint8_t rd_atomic)
 {
@@ -329,7 +347,7 @@ int uv_cm_connect(struct rdma_cm_id *id, const void *pd, uint8_t pdlen,
 		.responder_resources = rd_atomic, .initiator_depth = rd_atomic,
 		.retry_count = retry, .rnr_retry_count = rnr_retry,
 	};
-	return rdma_connect(id, &p) ? -errno : 0;
+	return uv_unsignaled(rdma_connect, id, &p);
 }
 
 int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t rd_atomic,
@@ -340,7 +358,7 @@ int uv_cm_accept(struct rdma_cm_id *id, const void *pd, uint8_t pdlen, uint8_t r
 		.responder_resources = rd_atomic, .initiator_depth = rd_atomic,
 		.rnr_retry_count = rnr_retry,
 	};
-	return rdma_accept(id, &p) ? -errno : 0;
+	return uv_unsignaled(rdma_accept, id, &p);
 }
 
 int uv_cm_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq,
