@@ -4,6 +4,7 @@ package ib_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,17 +129,13 @@ func (s *benchSide) wait(v byte) {
 	word := (*uint32)(unsafe.Pointer(&s.seg.Bytes()[s.size-4]))
 	for i := 0; byte(atomic.LoadUint32(word)>>24) != v; i++ {
 		if i%256 == 255 {
-			preemptPoint()
+			// With GODEBUG=asyncpreemptoff=1 nothing else can stop
+			// this loop, and a collection's stop-the-world would wait
+			// for it forever.
+			runtime.Gosched()
 		}
 	}
 }
-
-// preemptPoint is a call the scheduler can stop a spinning goroutine at.
-// With GODEBUG=asyncpreemptoff=1 a loop without one cannot be stopped, and
-// the collector's stop-the-world waits for it forever.
-//
-//go:noinline
-func preemptPoint() {}
 
 var benchSizes = []int{8, 64 << 10}
 

@@ -101,8 +101,11 @@
 // goroutine. Turning that off with GODEBUG=asyncpreemptoff=1 made busy
 // polling faster in the test VM (2 vCPUs, TCG, rxe0, numbers in the
 // README's performance table), but it has a condition: every spin loop
-// must make a call now and then. A loop on JFC.Poll does (each poll is a
-// cgo call, where the collector can stop it); a loop that only reads
-// memory does not, and then the collector's stop-the-world waits for it
-// forever. bench/ib-perftest measures both settings next to perftest.
+// must reach a point where the scheduler can stop it. A loop on JFC.Poll
+// does (each poll is a cgo call, where the collector can stop it); a loop
+// that only reads memory does not, and then the collector's
+// stop-the-world waits for it forever. Calling an empty function is not
+// enough (the compiler leaves the check out of small leaf functions);
+// runtime.Gosched every few hundred turns is. bench/ib-perftest measures
+// both settings next to perftest.
 package ib
