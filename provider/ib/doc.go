@@ -108,4 +108,12 @@
 // enough (the compiler leaves the check out of small leaf functions);
 // runtime.Gosched every few hundred turns is. bench/ib-perftest measures
 // both settings next to perftest.
+//
+// A goroutine spinning on JFC.Poll spends its time in cgo calls. Go's
+// sysmon takes the processor (P) from a thread that has been in one call
+// for more than 20 us when no P is idle, and wakes another thread to look
+// for work. On hardware a poll takes well under a microsecond and this
+// does not happen; under emulation it did on most polls, until GOMAXPROCS
+// was one more than the number of spinning goroutines (8-byte SEND
+// latency in the test VM: 404-614 us with GOMAXPROCS=2, 219-240 us with 3).
 package ib
