@@ -29,6 +29,8 @@ const (
 	StatusClosed       Status = Status(syscall.EBADF)
 	StatusBadState     Status = Status(syscall.EBADFD)
 	StatusRange        Status = Status(syscall.ERANGE)
+	// StatusSignature is a block signature that does not match its data.
+	StatusSignature Status = Status(syscall.EBADMSG)
 )
 
 // The sentinel errors. Every error the SDK returns wraps one of them, so
@@ -49,6 +51,8 @@ var (
 	ErrClosed       error = StatusClosed
 	ErrBadState     error = StatusBadState
 	ErrRange        error = StatusRange
+	// ErrSignature: a block signature check failed (see segment.SigError).
+	ErrSignature error = StatusSignature
 )
 
 var statusText = map[Status]string{
@@ -67,6 +71,7 @@ var statusText = map[Status]string{
 	StatusClosed:       "closed",
 	StatusBadState:     "object in wrong state",
 	StatusRange:        "out of range",
+	StatusSignature:    "signature mismatch",
 }
 
 // Error returns the text of the status.

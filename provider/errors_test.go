@@ -29,6 +29,7 @@ func TestStatusError(t *testing.T) {
 		provider.StatusClosed:       "closed",
 		provider.StatusBadState:     "object in wrong state",
 		provider.StatusRange:        "out of range",
+		provider.StatusSignature:    "signature mismatch",
 		provider.Status(12345):      "urma status 12345",
 	} {
 		assert.Equal(t, want, s.Error())
@@ -43,7 +44,7 @@ func TestStatusErrnoValues(t *testing.T) {
 		provider.StatusInProgress: syscall.EINPROGRESS, provider.StatusNotSupported: syscall.EOPNOTSUPP,
 		provider.StatusNotFound: syscall.ENOENT, provider.StatusBusy: syscall.EBUSY,
 		provider.StatusClosed: syscall.EBADF, provider.StatusBadState: syscall.EBADFD,
-		provider.StatusRange: syscall.ERANGE,
+		provider.StatusRange: syscall.ERANGE, provider.StatusSignature: syscall.EBADMSG,
 	} {
 		assert.Equal(t, int32(e), int32(s), "%v", s)
 		assert.True(t, errors.Is(s, e), "errors.Is(%v, %v)", s, e)

@@ -34,6 +34,8 @@ var (
 	ErrBadState = provider.ErrBadState
 	// ErrRange: an address range lies outside its segment.
 	ErrRange = provider.ErrRange
+	// ErrSignature: a block signature does not match its data.
+	ErrSignature = provider.ErrSignature
 )
 
 // OpError is the error of a failed operation; it unwraps to the cause.
