@@ -153,30 +153,40 @@ func BenchmarkWriteLat(b *testing.B) {
 		b.Run(sizeName(size), func(b *testing.B) {
 			x, y := newBenchPair(b, size)
 			wx, wy := x.writeWR(0), y.writeWR(0)
-			done := make(chan struct{})
-			n := b.N
-			go func() {
-				defer close(done)
-				for i := 1; i <= n; i++ {
-					v := byte(i%255 + 1)
-					y.wait(v)
-					y.mark(v)
-					y.post(b, wy)
-				}
-			}()
-			b.ResetTimer()
-			start := time.Now()
-			for i := 1; i <= n; i++ {
+			pingPong(b, func(i int) {
 				v := byte(i%255 + 1)
 				x.mark(v)
 				x.post(b, wx)
 				x.wait(v)
-			}
-			el := time.Since(start)
-			<-done
-			b.ReportMetric(float64(el.Nanoseconds())/float64(n)/2/1000, "us/half-rtt")
+			}, func(i int) {
+				v := byte(i%255 + 1)
+				y.wait(v)
+				y.mark(v)
+				y.post(b, wy)
+			})
 		})
 	}
+}
+
+// pingPong runs b.N round trips, mine on this goroutine and peer on
+// another, with i counting from 1, and reports half a round trip.
+func pingPong(b *testing.B, mine, peer func(i int)) {
+	n := b.N
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= n; i++ {
+			peer(i)
+		}
+	}()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 1; i <= n; i++ {
+		mine(i)
+	}
+	el := time.Since(start)
+	<-done
+	b.ReportMetric(float64(el.Nanoseconds())/float64(n)/2/1000, "us/half-rtt")
 }
 
 // BenchmarkSendLat is a SEND ping-pong: each side waits for the receive
@@ -216,8 +226,6 @@ func BenchmarkSendLat(b *testing.B) {
 					}
 				}
 			}
-			n := b.N
-			done := make(chan struct{})
 			// Signaled sends are reaped by recv, not waited for.
 			post := func(s *benchSide, w jetty.WR) {
 				s.sent++
@@ -229,22 +237,13 @@ func BenchmarkSendLat(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			go func() {
-				defer close(done)
-				for i := 0; i < n; i++ {
-					recv(y)
-					post(y, sy)
-				}
-			}()
-			b.ResetTimer()
-			start := time.Now()
-			for i := 0; i < n; i++ {
+			pingPong(b, func(int) {
 				post(x, sx)
 				recv(x)
-			}
-			el := time.Since(start)
-			<-done
-			b.ReportMetric(float64(el.Nanoseconds())/float64(n)/2/1000, "us/half-rtt")
+			}, func(int) {
+				recv(y)
+				post(y, sy)
+			})
 		})
 	}
 }

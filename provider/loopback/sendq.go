@@ -7,6 +7,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
 // pendingWR is a request that could not run yet (its target had no receive)
@@ -33,6 +34,7 @@ type sendq struct {
 	rnrTimeout time.Duration
 	jfc        *jfc
 	jetty      *jettyObj // nil for a JFS
+	limits     wrcheck.Limits
 	src        asyncq.Source
 	closed     atomic.Bool
 	// credited is the highest sequence whose slot is free again.
@@ -74,6 +76,8 @@ func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
 	if q.rnrTimeout == 0 {
 		q.rnrTimeout = time.Millisecond
 	}
+	q.limits = wrcheck.Limits{Device: DeviceName, Mode: q.mode, MaxSGE: q.maxSGE, MaxInline: q.maxInline,
+		MaxReadSGE: q.maxSGE, MaxMsgSize: maxMsgSize, AtomicOps: loopbackAtomics, ImmData: true}
 	q.src.Owner = cfg.Owner
 	j.users.Add(1)
 	return q, nil

@@ -8,9 +8,7 @@ import (
 // validate applies the post-time checks of docs/semantics.md and resolves
 // the request's target.
 func (q *sendq) validate(w *provider.WR) (*remote, error) {
-	l := wrcheck.Limits{Device: DeviceName, Mode: q.mode, MaxSGE: q.maxSGE, MaxInline: q.maxInline,
-		MaxReadSGE: q.maxSGE, MaxMsgSize: maxMsgSize, AtomicOps: loopbackAtomics, ImmData: true}
-	if err := wrcheck.Opcode(w, &l); err != nil {
+	if err := wrcheck.Opcode(w, &q.limits); err != nil {
 		return nil, err
 	}
 	op := w.Opcode
@@ -21,7 +19,7 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := wrcheck.Shape(w, &l); err != nil {
+	if err := wrcheck.Shape(w, &q.limits); err != nil {
 		return nil, err
 	}
 	if w.Flags&provider.FlagInline == 0 {
