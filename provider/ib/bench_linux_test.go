@@ -81,18 +81,25 @@ func newBenchPair(b *testing.B, size int) (*benchSide, *benchSide) {
 	return x, y
 }
 
-// post sends one request, signaled every signalEvery, and reaps the
-// signaled records so the queue never fills.
-func (s *benchSide) post(b *testing.B, w jetty.WR) {
+// postOne posts one request, signaled every signalEvery, and reports
+// whether it was signaled.
+func (s *benchSide) postOne(b *testing.B, w jetty.WR) bool {
 	s.sent++
-	if s.sent%signalEvery == 0 {
+	signaled := s.sent%signalEvery == 0
+	if signaled {
 		w.Flags |= jetty.Signaled
 	}
 	s.wr[0] = w
 	if err := s.jfs.Post(s.wr); err != nil {
 		b.Fatal(err)
 	}
-	if s.sent%signalEvery == 0 {
+	return signaled
+}
+
+// post posts one request and reaps the signaled records so the queue
+// never fills.
+func (s *benchSide) post(b *testing.B, w jetty.WR) {
+	if s.postOne(b, w) {
 		s.waitSend(b)
 	}
 }
@@ -227,22 +234,12 @@ func BenchmarkSendLat(b *testing.B) {
 				}
 			}
 			// Signaled sends are reaped by recv, not waited for.
-			post := func(s *benchSide, w jetty.WR) {
-				s.sent++
-				if s.sent%signalEvery == 0 {
-					w.Flags |= jetty.Signaled
-				}
-				s.wr[0] = w
-				if err := s.jfs.Post(s.wr); err != nil {
-					b.Fatal(err)
-				}
-			}
 			pingPong(b, func(int) {
-				post(x, sx)
+				x.postOne(b, sx)
 				recv(x)
 			}, func(int) {
 				recv(y)
-				post(y, sy)
+				y.postOne(b, sy)
 			})
 		})
 	}
