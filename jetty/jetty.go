@@ -35,6 +35,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 	pc := provider.JettyConfig{Send: sc, Owner: j}
 	if cfg.SharedJFR != nil {
 		pc.SharedJFR = cfg.SharedJFR.p
+		j.receiver.jfc = cfg.SharedJFR.receiver.jfc
 	} else {
 		if cfg.Recv.Mode == 0 {
 			cfg.Recv.Mode = sc.Mode
@@ -47,13 +48,14 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 			return nil, opErr("create jetty", err)
 		}
 		pc.Recv = rc
+		j.receiver.jfc = cfg.Recv.JFC
 	}
 	p, err := ctx.Raw().NewJetty(pc)
 	if err != nil {
 		return nil, opErr("create jetty", err)
 	}
 	j.p = p
-	j.sender.p, j.sender.kind = p, "jetty"
+	j.sender.p, j.sender.kind, j.sender.jfc = p, "jetty", cfg.Send.JFC
 	j.receiver.post, j.receiver.kind = p.PostRecv, "jetty"
 	return j, nil
 }

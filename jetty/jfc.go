@@ -86,6 +86,7 @@ type JFC struct {
 	p      provider.JFC
 	jfce   *JFCE
 	closer closer
+	views  viewOps
 }
 
 // NewJFC creates a completion queue. Give it a depth at least the sum of the
@@ -124,6 +125,7 @@ func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
 // many (urma_poll_jfc). It never blocks and does not allocate.
 func (j *JFC) Poll(crs []CR) (int, error) {
 	n, err := j.p.Poll(crs)
+	n = j.views.finish(crs[:n])
 	if err != nil {
 		return n, opErr("poll jfc", err)
 	}

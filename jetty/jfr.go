@@ -55,6 +55,8 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 type receiver struct {
 	post func([]RecvWR) (int, error)
 	kind string
+	// jfc receives the queue's records; it finishes receives into views.
+	jfc *JFC
 	mu   sync.Mutex
 	one  [1]RecvWR
 	sge  [1]SGE
@@ -63,7 +65,7 @@ type receiver struct {
 // PostRecv queues receive requests (urma_post_jfr_wr). On error it returns a
 // *PostError like Post. PostRecv keeps no reference to wrs.
 func (r *receiver) PostRecv(wrs []RecvWR) error {
-	n, err := r.post(wrs)
+	n, err := r.postAll(wrs)
 	if err != nil {
 		return &PostError{Op: r.kind + " post recv", Index: n, Err: err}
 	}
@@ -75,7 +77,7 @@ func (r *receiver) Recv(buf SGE, userCtx uint64) error {
 	r.mu.Lock()
 	r.sge[0] = buf
 	r.one[0] = RecvWR{UserCtx: userCtx, Local: r.sge[:]}
-	n, err := r.post(r.one[:])
+	n, err := r.postAll(r.one[:])
 	r.one[0], r.sge[0] = RecvWR{}, SGE{}
 	r.mu.Unlock()
 	if err != nil {
@@ -106,7 +108,7 @@ func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
 		return nil, opErr("create jfr", err)
 	}
 	j.p = p
-	j.receiver.post, j.receiver.kind = p.PostRecv, "jfr"
+	j.receiver.post, j.receiver.kind, j.receiver.jfc = p.PostRecv, "jfr", cfg.JFC
 	return j, nil
 }
 

@@ -87,7 +87,7 @@ func NewJFS(ctx *urma.Context, cfg JFSConfig) (*JFS, error) {
 	if err != nil {
 		return nil, opErr("create jfs", err)
 	}
-	j.sender.p, j.sender.kind = p, "jfs"
+	j.sender.p, j.sender.kind, j.sender.jfc = p, "jfs", cfg.JFC
 	return j, nil
 }
 

@@ -12,6 +12,8 @@ import (
 type sender struct {
 	p    provider.Sender
 	kind string
+	// jfc receives the queue's records; it finishes requests through views.
+	jfc *JFC
 	// mu guards the scratch request the helpers build, so that a helper call
 	// allocates nothing.
 	mu  sync.Mutex
@@ -24,7 +26,7 @@ type sender struct {
 // not. A full queue is urma.ErrAgain: poll completions and post the rest.
 // Post keeps no reference to wrs.
 func (s *sender) Post(wrs []WR) error {
-	n, err := s.p.Post(wrs)
+	n, err := s.post(wrs)
 	if err != nil {
 		return &PostError{Op: s.kind + " post", Index: n, Err: err}
 	}
@@ -35,6 +37,7 @@ func (s *sender) Post(wrs []WR) error {
 // the queue went to StateError (urma_flush_jfs / urma_flush_jetty).
 func (s *sender) Flush(crs []CR) (int, error) {
 	n, err := s.p.Flush(crs)
+	n = s.jfc.views.finish(crs[:n])
 	if err != nil {
 		return n, opErr(s.kind+" flush", err)
 	}
@@ -92,7 +95,7 @@ func (s *sender) postOne(op Opcode, to *Remote, flags Flags, userCtx uint64, fil
 		w.Target = to.p
 	}
 	fill(w)
-	n, err := s.p.Post(s.one[:])
+	n, err := s.post(s.one[:])
 	*w = WR{}
 	s.sge[0] = SGE{}
 	s.mu.Unlock()

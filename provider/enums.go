@@ -78,6 +78,10 @@ const (
 	CRWRUnhandled          CRStatus = 14
 	CRLocDataPoison        CRStatus = 15
 	CRRemDataPoison        CRStatus = 16
+	// CRSignatureErr is not in urma_cr_status_t: a block signature check on
+	// a segment.View failed. The data moved; the view's Check names the
+	// block. Its CRError matches ErrSignature.
+	CRSignatureErr CRStatus = 64
 )
 
 var crStatusNames = [...]string{
@@ -90,6 +94,9 @@ var crStatusNames = [...]string{
 
 // String returns the URMA name without the URMA_CR_ prefix.
 func (s CRStatus) String() string {
+	if s == CRSignatureErr {
+		return "SIGNATURE_ERR"
+	}
 	if int(s) < len(crStatusNames) {
 		return crStatusNames[s]
 	}

@@ -121,3 +121,8 @@ type CRError struct {
 func (e *CRError) Error() string {
 	return fmt.Sprintf("urma: %v completed with %v (ctx %#x)", e.Opcode, e.Status, e.UserCtx)
 }
+
+// Is makes errors.Is(err, ErrSignature) true for a CRSignatureErr record.
+func (e *CRError) Is(target error) bool {
+	return e.Status == CRSignatureErr && target == ErrSignature
+}

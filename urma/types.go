@@ -85,6 +85,7 @@ const (
 	CRWRUnhandled          = provider.CRWRUnhandled
 	CRLocDataPoison        = provider.CRLocDataPoison
 	CRRemDataPoison        = provider.CRRemDataPoison
+	CRSignatureErr         = provider.CRSignatureErr
 )
 
 // Async event types.
