@@ -57,9 +57,9 @@ type receiver struct {
 	kind string
 	// jfc receives the queue's records; it finishes receives into views.
 	jfc *JFC
-	mu   sync.Mutex
-	one  [1]RecvWR
-	sge  [1]SGE
+	mu  sync.Mutex
+	one [1]RecvWR
+	sge [1]SGE
 }
 
 // PostRecv queues receive requests (urma_post_jfr_wr). On error it returns a
