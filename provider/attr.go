@@ -128,7 +128,37 @@ type DeviceAttr struct {
 	// for messages sent with FlagSolicited. Verbs devices do not (ibv_wc
 	// has no such bit), though solicited-only arming works on them.
 	SolicitedInCR bool
-	Ports         []PortAttr
+	// Views is how the device runs segment.View transfers.
+	Views ViewPath
+	// SigOffload reports a device that can gather, scatter and sign a
+	// view's data itself: an mlx5 device whose mlx5dv_query_device lists
+	// CRC signature offload. The SDK does not use it yet (Views says
+	// what it does).
+	SigOffload bool
+	Ports      []PortAttr
+}
+
+// ViewPath is how a device runs segment.View transfers.
+type ViewPath uint8
+
+// View paths.
+const (
+	// ViewSoftware moves a view's data through a bounce segment, gathered,
+	// scattered and signed by the CPU.
+	ViewSoftware ViewPath = iota
+	// ViewOffload lets the device do it with UMR memory keys (mlx5).
+	ViewOffload
+)
+
+// String returns "software" or "offload".
+func (v ViewPath) String() string {
+	switch v {
+	case ViewSoftware:
+		return "software"
+	case ViewOffload:
+		return "offload"
+	}
+	return fmt.Sprintf("ViewPath(%d)", uint8(v))
 }
 
 // SupportsMode reports whether m is in Modes.

@@ -14,6 +14,15 @@
 // blocks of 512 or 4096 bytes (or the storage example's 4048+44-byte
 // chunks) with a CRC32 or CRC32C each: Insert, Check and Strip, where a
 // mismatch is a *SigError naming the block, as mlx5dv_mkey_check does.
-// Using layouts and signatures as a side of WRITE, READ and SEND, offloaded
-// on mlx5 and in software elsewhere, is still to come (issue 6).
+//
+// A View puts both on the data path, as an mlx5 UMR memory key with a
+// signature does: its SGE is the local side of WRITE, READ, SEND and
+// receives, Expose lets peers WRITE and READ it, Configure and Invalidate
+// change and end it. Its Memory and Wire signatures say what the data looks
+// like in memory and on the wire, and the direction of each transfer
+// decides whether signatures are inserted, checked, or checked and
+// stripped. A failed check completes the request with CRSignatureErr and
+// Check names the block. Every device here runs views in software (a
+// bounce segment, the CPU's CRC instructions); DeviceAttr.Views says so
+// and DeviceAttr.SigOffload reports mlx5 hardware that could do it.
 package segment

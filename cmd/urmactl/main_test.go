@@ -113,6 +113,7 @@ func TestBinary(t *testing.T) {
 			"max_jfs_sge:      16\n", "max_inline:       1024\n", "max_msg_size:     1073741824\n",
 			"atomic_ops:       CAS,SWAP,FADD,FSUB,FAND,FOR,FXOR\n", "atomic_size:      8\n",
 			"modes:            RM,RC,UM\n", "max_eids:         4\n", "max_um_msg_size:  1073741824\n", "rnr:              true\n",
+			"views:            software\n", "sig_offload:      false\n",
 			"PORT  STATE   MTU   SPEED\n1     ACTIVE  4096  -\n",
 			"INDEX  EID\n0      ::ffff:127.0.0.1\n1      ::ffff:127.0.0.2\n2      ::ffff:127.0.0.3\n3      ::ffff:127.0.0.4\n",
 		} {

@@ -32,9 +32,15 @@ type device struct {
 	iwarp bool
 }
 
-// maxInline caches the probed inline limit per device name: probing
+// probes caches what opening a device tells per device name: probing
 // creates a QP, too slow to repeat on every listing.
-var maxInline sync.Map // string -> int
+var probes sync.Map // string -> probed
+
+// probed is what the SDK learns by opening a device.
+type probed struct {
+	inline int
+	sig    verbs.SigCaps
+}
 
 func devices() ([]provider.Device, error) {
 	infos, err := verbs.Devices()
@@ -47,23 +53,24 @@ func devices() ([]provider.Device, error) {
 	out := make([]provider.Device, 0, len(infos))
 	for _, info := range infos {
 		d := &device{info: info, eids: eidTable(info), iwarp: info.Attr.Transport == verbs.TransportIWARP}
-		d.attr = d.mapAttr(inlineLimit(info.Name))
+		d.attr = d.mapAttr(probe(info.Name))
 		out = append(out, d)
 	}
 	return out, nil
 }
 
-func inlineLimit(name string) int {
-	if v, ok := maxInline.Load(name); ok {
-		return v.(int)
+func probe(name string) probed {
+	if v, ok := probes.Load(name); ok {
+		return v.(probed)
 	}
-	n := 0
+	var p probed
 	if c, err := verbs.Open(name); err == nil {
-		n, _ = c.ProbeMaxInline(1024)
+		p.inline, _ = c.ProbeMaxInline(1024)
+		p.sig, _ = c.QuerySigCaps()
 		_ = c.Close()
 	}
-	maxInline.Store(name, n)
-	return n
+	probes.Store(name, p)
+	return p
 }
 
 // eidTable builds the EID table from the GID table. A RoCE GID is an IP
@@ -157,7 +164,7 @@ func (d *device) transport() string {
 	return "InfiniBand"
 }
 
-func (d *device) mapAttr(inline int) provider.DeviceAttr {
+func (d *device) mapAttr(p probed) provider.DeviceAttr {
 	a := d.info.Attr
 	attr := provider.DeviceAttr{
 		Transport: d.transport(),
@@ -165,7 +172,7 @@ func (d *device) mapAttr(inline int) provider.DeviceAttr {
 		MaxJFC:    a.MaxCQ, MaxJFS: a.MaxQP, MaxJFR: a.MaxSRQ, MaxJetty: a.MaxQP,
 		MaxJFCDepth: a.MaxCQE, MaxJFSDepth: a.MaxQPWR, MaxJFRDepth: a.MaxSRQWR,
 		MaxJFSSGE: a.MaxSGE, MaxJFRSGE: a.MaxSRQSGE, MaxReadSGE: max(1, min(a.MaxSGE, a.MaxSGERd)),
-		MaxInline:  inline,
+		MaxInline:  p.inline,
 		MaxMsgSize: 1 << 31,
 		Modes:      provider.RM | provider.RC,
 		MaxEIDs:    len(d.eids),
@@ -182,6 +189,9 @@ func (d *device) mapAttr(inline int) provider.DeviceAttr {
 			attr.Modes |= provider.UM
 		}
 	}
+	// Views take the software path on every device, mlx5 included: the
+	// offload shim (internal/verbs/mlx5.c) is compiled but not wired.
+	attr.Views, attr.SigOffload = provider.ViewSoftware, p.sig.Offload
 	// siw's receive completions never count as solicited, so a
 	// solicited-only arm would never fire.
 	attr.SolicitedEvents = a.VendorID != siwVendorID

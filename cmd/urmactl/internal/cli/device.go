@@ -80,15 +80,19 @@ type DeviceInfo struct {
 	Modes       []string `json:"modes"`
 	MaxEIDs     int      `json:"max_eids"`
 	// What the device declares about the rules of docs/semantics.md.
-	MaxReadSGE      int        `json:"max_read_sge"`
-	MaxUMMsgSize    uint64     `json:"max_um_msg_size"`
-	ImmData         bool       `json:"imm_data"`
-	RNR             bool       `json:"rnr"`
-	RemoteStatus    bool       `json:"remote_status"`
-	SolicitedEvents bool       `json:"solicited_events"`
-	SolicitedInCR   bool       `json:"solicited_in_cr"`
-	Ports           []PortInfo `json:"ports"`
-	EIDs            []EIDInfo  `json:"eids"`
+	MaxReadSGE      int    `json:"max_read_sge"`
+	MaxUMMsgSize    uint64 `json:"max_um_msg_size"`
+	ImmData         bool   `json:"imm_data"`
+	RNR             bool   `json:"rnr"`
+	RemoteStatus    bool   `json:"remote_status"`
+	SolicitedEvents bool   `json:"solicited_events"`
+	SolicitedInCR   bool   `json:"solicited_in_cr"`
+	// How segment.View runs: "software" or "offload", and whether the
+	// device could offload signatures (mlx5).
+	Views      string     `json:"views"`
+	SigOffload bool       `json:"sig_offload"`
+	Ports      []PortInfo `json:"ports"`
+	EIDs       []EIDInfo  `json:"eids"`
 }
 
 // PortInfo is the JSON form of a port.
@@ -118,6 +122,7 @@ func Info(d *urma.Device) DeviceInfo {
 		Modes: modeList(a.Modes), MaxEIDs: a.MaxEIDs,
 		MaxReadSGE: a.MaxReadSGE, MaxUMMsgSize: a.MaxUMMsgSize, ImmData: a.ImmData, RNR: a.RNR,
 		RemoteStatus: a.RemoteStatus, SolicitedEvents: a.SolicitedEvents, SolicitedInCR: a.SolicitedInCR,
+		Views: a.Views.String(), SigOffload: a.SigOffload,
 		Ports: []PortInfo{}, EIDs: []EIDInfo{},
 	}
 	for i, p := range a.Ports {
@@ -236,7 +241,7 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		{"modes", joinOr(d.Modes, ",")}, {"max_eids", d.MaxEIDs},
 		{"max_read_sge", d.MaxReadSGE}, {"max_um_msg_size", d.MaxUMMsgSize}, {"imm_data", d.ImmData},
 		{"rnr", d.RNR}, {"remote_status", d.RemoteStatus}, {"solicited_events", d.SolicitedEvents},
-		{"solicited_in_cr", d.SolicitedInCR},
+		{"solicited_in_cr", d.SolicitedInCR}, {"views", d.Views}, {"sig_offload", d.SigOffload},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(tw, "%s:\t%v\n", e.k, e.v)

@@ -37,6 +37,21 @@ func TestDevicesInGuest(t *testing.T) {
 	require.Equal(t, TransportIB, byName[env.RXE.Name].Attr.Transport)
 }
 
+// TestSigCapsSoftDevices runs the mlx5 capability query on the guest's
+// software devices: neither is an mlx5 device, so it reports no offload
+// without failing (and mlx5dv_is_supported is exercised for real).
+func TestSigCapsSoftDevices(t *testing.T) {
+	env := vm.Require(t)
+	for _, d := range []vm.Device{env.RXE, env.SIW} {
+		c, err := Open(d.Name)
+		require.NoError(t, err)
+		caps, err := c.QuerySigCaps()
+		require.NoError(t, c.Close())
+		require.NoError(t, err, d.Name)
+		require.Equal(t, SigCaps{}, caps, d.Name)
+	}
+}
+
 func waitCM(t *testing.T, ch *EventChannel, w *Waiter, want int) CMEvent {
 	t.Helper()
 	var ev CMEvent
