@@ -12,4 +12,16 @@
 // Transport modes follow URMA: RM lets one JFS reach many imported JFRs, RC
 // binds a Jetty to exactly one remote Jetty with Bind, and UM sends messages
 // only (one-sided requests are refused at Post).
+//
+// A local SGE may name a segment.View: a layout of registered memory with
+// optional block signatures. Post then runs the request through the view's
+// software path (its data is gathered, signed or checked into a bounce
+// segment first when the view is the source), and the JFC that receives the
+// record finishes it (checking and scattering the data when the view is the
+// destination) before Poll or Flush returns the record, with status
+// CRSignatureErr if a check failed. Such a request carries a token of its
+// JFC underneath instead of the caller's user context, which Poll puts
+// back, and is signaled underneath; the record of an unsignaled one that
+// succeeded is dropped. Atomics do not run through views, and a view is
+// never the remote side: peers import View.Expose's descriptor.
 package jetty

@@ -19,12 +19,7 @@ import (
 // counts the memory side, so the GB/s compare directly.
 func BenchmarkView(b *testing.B) {
 	const chunks = 64
-	dev, err := urma.DeviceByName("loopback0")
-	require.NoError(b, err)
-	a, err := urma.Open(dev, 0, nil)
-	require.NoError(b, err)
-	peer, err := urma.Open(dev, 1, nil)
-	require.NoError(b, err)
+	a, peer := loopbackPair(b)
 	f := newViewFix(b, a, peer)
 	m := f.seg(a, chunks*4096, segment.LocalOnly)
 	copy(m.Bytes(), chunks4096(m.Bytes()))

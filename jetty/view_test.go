@@ -84,14 +84,6 @@ func fill(b []byte) {
 	}
 }
 
-// target imports s into b.
-func (f *viewFix) target(s *segment.Segment) *segment.Target {
-	tg, err := segment.Import(f.b, s.Descriptor(), 0)
-	require.NoError(f.t, err)
-	f.t.Cleanup(func() { _ = tg.Close() })
-	return tg
-}
-
 // view makes a view of a.
 func (f *viewFix) view(cfg segment.ViewConfig) *segment.View {
 	v, err := segment.NewView(f.a, cfg)
@@ -551,14 +543,15 @@ func viewRefusals(f *viewFix) {
 	require.True(f.t, errors.Is(v.Configure(segment.ViewConfig{}), urma.ErrClosed))
 }
 
-func TestViewsLoopback(t *testing.T) {
-	runViewSuite(t, func(t testing.TB) (*urma.Context, *urma.Context) {
-		dev, err := urma.DeviceByName("loopback0")
-		require.NoError(t, err)
-		a, err := urma.Open(dev, 0, nil)
-		require.NoError(t, err)
-		b, err := urma.Open(dev, 1, nil)
-		require.NoError(t, err)
-		return a, b
-	})
+// loopbackPair opens two contexts of loopback0, on EIDs 0 and 1.
+func loopbackPair(t testing.TB) (*urma.Context, *urma.Context) {
+	dev, err := urma.DeviceByName("loopback0")
+	require.NoError(t, err)
+	a, err := urma.Open(dev, 0, nil)
+	require.NoError(t, err)
+	b, err := urma.Open(dev, 1, nil)
+	require.NoError(t, err)
+	return a, b
 }
+
+func TestViewsLoopback(t *testing.T) { runViewSuite(t, loopbackPair) }
