@@ -123,12 +123,19 @@
 // bounce segment (DeviceAttr.Views is ViewSoftware). At open the provider
 // asks mlx5 devices for CRC signature offload (mlx5dv_query_device with
 // MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD) and reports it in
-// DeviceAttr.SigOffload. The rest of the offload, in
-// internal/verbs/mlx5.c, is compiled and linked but not called: an RC QP
-// with MLX5DV_QP_EX_WITH_MKEY_CONFIGURE, an indirect signature memory key,
-// its configuration (access, interleaved layout, CRC domains with seed
-// 0xFFFFFFFF), mlx5dv_mkey_check and local invalidate. Wiring it needs QPs
-// created outside rdma_cm's rdma_create_qp and an mlx5 device to test on,
-// neither of which CI has; until then an honest software path beats an
-// untested hardware one.
+// DeviceAttr.SigOffload. The rest of the offload is in internal/verbs
+// (mlx5.c and its Go wrappers MkeyQP, NewSigMkey, QP.ConfigureMkey,
+// QP.InvalidateMkey, Mkey.Check): an RC QP with
+// MLX5DV_QP_EX_WITH_MKEY_CONFIGURE, an indirect signature memory key, its
+// configuration (access, interleaved layout, CRC domains with seed
+// 0xFFFFFFFF), mlx5dv_mkey_check and local invalidate. It is compiled and
+// linked in CI, and the VM tests check that libmlx5 refuses the
+// constructors on rxe and siw with an errno; nothing else of it can run
+// without an mlx5 device, so views do not use it yet. Wiring it means: a
+// view asks the context for a key when SigOffload is set, configures it
+// on a self-connected MkeyQP, posts requests with the key's lkey (remote
+// peers import its rkey), turns mlx5dv_mkey_check after each completion
+// into CRSignatureErr, and invalidates on Configure and Close. Until it
+// can be tested on hardware, an honest software path beats an untested
+// hardware one.
 package ib

@@ -28,7 +28,7 @@ int uv_mlx5_sig_caps(struct ibv_context *ctx, struct uv_mlx5_sig_caps *caps)
 
 struct ibv_qp *uv_mlx5_create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 				 struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
-				 struct ibv_srq *srq, uint32_t depth, uint32_t sge)
+				 struct ibv_srq *srq, uint32_t depth, uint32_t sge, int *err)
 {
 	struct ibv_qp_init_attr_ex attr;
 	struct mlx5dv_qp_init_attr dv;
@@ -49,10 +49,13 @@ struct ibv_qp *uv_mlx5_create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 	memset(&dv, 0, sizeof(dv));
 	dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
 	dv.send_ops_flags = MLX5DV_QP_EX_WITH_MKEY_CONFIGURE;
-	return mlx5dv_create_qp(ctx, &attr, &dv);
+	errno = 0;
+	struct ibv_qp *qp = mlx5dv_create_qp(ctx, &attr, &dv);
+	*err = qp ? 0 : (errno ? errno : EOPNOTSUPP);
+	return qp;
 }
 
-struct mlx5dv_mkey *uv_mlx5_create_sig_mkey(struct ibv_pd *pd, uint16_t max_entries)
+struct mlx5dv_mkey *uv_mlx5_create_sig_mkey(struct ibv_pd *pd, uint16_t max_entries, int *err)
 {
 	struct mlx5dv_mkey_init_attr attr;
 
@@ -61,7 +64,10 @@ struct mlx5dv_mkey *uv_mlx5_create_sig_mkey(struct ibv_pd *pd, uint16_t max_entr
 	attr.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
 			    MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE;
 	attr.max_entries = max_entries;
-	return mlx5dv_create_mkey(&attr);
+	errno = 0;
+	struct mlx5dv_mkey *mkey = mlx5dv_create_mkey(&attr);
+	*err = mkey ? 0 : (errno ? errno : EOPNOTSUPP);
+	return mkey;
 }
 
 /* fill_domain describes d in out (and its CRC in crc); it returns NULL for

@@ -27,11 +27,11 @@ int uv_mlx5_sig_caps(struct ibv_context *ctx, struct uv_mlx5_sig_caps *caps);
  * mkey configuration, as signature memory keys need. */
 struct ibv_qp *uv_mlx5_create_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 				 struct ibv_cq *send_cq, struct ibv_cq *recv_cq,
-				 struct ibv_srq *srq, uint32_t depth, uint32_t sge);
+				 struct ibv_srq *srq, uint32_t depth, uint32_t sge, int *err);
 
 /* uv_mlx5_create_sig_mkey creates an indirect memory key that can carry a
  * block signature and point at up to max_entries layout entries. */
-struct mlx5dv_mkey *uv_mlx5_create_sig_mkey(struct ibv_pd *pd, uint16_t max_entries);
+struct mlx5dv_mkey *uv_mlx5_create_sig_mkey(struct ibv_pd *pd, uint16_t max_entries, int *err);
 
 /* One domain's signature: crc is MLX5DV_SIG_CRC_TYPE_*, or -1 for plain
  * data; block is MLX5DV_BLOCK_SIZE_*. */

@@ -5,6 +5,7 @@ package verbs
 import (
 	"bytes"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -49,6 +50,33 @@ func TestSigCapsSoftDevices(t *testing.T) {
 		require.NoError(t, c.Close())
 		require.NoError(t, err, d.Name)
 		require.Equal(t, SigCaps{}, caps, d.Name)
+	}
+}
+
+// TestMkeyRefusedOnSoftDevices calls the mlx5 offload's constructors on the
+// software devices: libmlx5 refuses them with an errno, not a crash, which
+// is all of the offload that can run without an mlx5 device.
+func TestMkeyRefusedOnSoftDevices(t *testing.T) {
+	env := vm.Require(t)
+	for _, d := range []vm.Device{env.RXE, env.SIW} {
+		c, err := Open(d.Name)
+		require.NoError(t, err)
+		cq, err := c.NewCQ(16, nil, 0)
+		require.NoError(t, err)
+		qp, err := c.MkeyQP(cq, 16, 1)
+		require.Error(t, err, d.Name)
+		require.Nil(t, qp)
+		var errno syscall.Errno
+		require.ErrorAs(t, err, &errno)
+		t.Logf("%s: %v", d.Name, err)
+		k, err := c.NewSigMkey(4)
+		require.Error(t, err, d.Name)
+		require.Nil(t, k)
+		t.Logf("%s: %v", d.Name, err)
+		_, err = c.NewSigMkey(0)
+		require.ErrorIs(t, err, syscall.EINVAL)
+		require.NoError(t, cq.Destroy())
+		require.NoError(t, c.Close())
 	}
 }
 
