@@ -1,0 +1,5 @@
+//go:build !race
+
+package extest
+
+const raceEnabled = false

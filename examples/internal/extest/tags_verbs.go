@@ -1,0 +1,5 @@
+//go:build urma_verbs
+
+package extest
+
+const buildTags = "urma_verbs"

@@ -1,0 +1,99 @@
+package exutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
+)
+
+// Completions is a JFC with the way to wait on it: busy polling (spin,
+// yielding now and then) or event mode (Rearm, then sleep on a JFCE).
+type Completions struct {
+	JFC    *jetty.JFC
+	JFCE   *jetty.JFCE
+	crs    []jetty.CR
+	queued []jetty.CR
+}
+
+// NewCompletions creates a JFC of depth records, with a JFCE when event is
+// set.
+func NewCompletions(ctx *urma.Context, depth int, event bool) (*Completions, error) {
+	c := &Completions{crs: make([]jetty.CR, 16)}
+	var err error
+	if event {
+		if c.JFCE, err = jetty.NewJFCE(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if c.JFC, err = jetty.NewJFC(ctx, jetty.JFCConfig{Depth: depth, JFCE: c.JFCE}); err != nil {
+		_ = c.JFCE.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Event reports event mode.
+func (c *Completions) Event() bool { return c.JFCE != nil }
+
+// Close closes the JFC and the JFCE. Nil-safe.
+func (c *Completions) Close() error {
+	if c == nil {
+		return nil
+	}
+	return errors.Join(c.JFC.Close(), c.JFCE.Close())
+}
+
+// eventSlice bounds one sleep on the JFCE, so that a cancelled ctx is
+// noticed.
+const eventSlice = 100 * time.Millisecond
+
+// Next returns the next record. It gives up when ctx is done or after
+// limit without a record. A record with an error status is returned with
+// its error.
+func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, error) {
+	if len(c.queued) > 0 {
+		cr := c.queued[0]
+		c.queued = c.queued[1:]
+		return cr, cr.Err()
+	}
+	deadline := time.Now().Add(limit)
+	for spins := 0; ; spins++ {
+		n, err := c.JFC.Poll(c.crs)
+		if err != nil {
+			return jetty.CR{}, err
+		}
+		if n > 0 {
+			c.queued = c.crs[1:n]
+			return c.crs[0], c.crs[0].Err()
+		}
+		if spins%64 == 63 || c.Event() {
+			if err := ctx.Err(); err != nil {
+				return jetty.CR{}, err
+			}
+			if time.Now().After(deadline) {
+				return jetty.CR{}, fmt.Errorf("no completion in %v", limit)
+			}
+		}
+		if !c.Event() {
+			if spins%64 == 63 {
+				runtime.Gosched()
+			}
+			continue
+		}
+		// Rearm refuses while records are unread: the race between the
+		// last poll and going to sleep.
+		if err := c.JFC.Rearm(false); errors.Is(err, urma.ErrAgain) {
+			continue
+		} else if err != nil {
+			return jetty.CR{}, err
+		}
+		if err := c.JFC.Wait(eventSlice); err != nil && !errors.Is(err, urma.ErrTimeout) {
+			return jetty.CR{}, err
+		}
+	}
+}

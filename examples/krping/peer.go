@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+// peer is one end of a krping connection: an RC Jetty bound to the other
+// end's, one JFC, two receive slots and a send slot for advertisements,
+// and the two ping buffers: start (the client's source, which the server
+// READs) and rdma (the server's copy, and the client's sink, which the
+// server WRITEs).
+type peer struct {
+	name  string
+	dev   string
+	ctx   *urma.Context
+	cq    *exutil.Completions
+	jetty *jetty.Jetty
+	// remote is the other end's Jetty, bound.
+	remote *jetty.Remote
+	// ctl holds the receive slots and a send slot, adSize each.
+	ctl *segment.Segment
+	// start and rdma are the ping buffers, each its own segment so that an
+	// advertisement names a whole segment.
+	start, rdma *segment.Segment
+	token       uint32
+	// peerToken, peerUASID and peerEID let this end import what the other
+	// advertises.
+	peerToken uint32
+	peerID    jetty.Descriptor
+	imports   map[ad]*segment.Target
+	// early holds a message that arrived while this end waited for
+	// something else (the next advertisement can overtake the completion
+	// of the "go ahead" that prompted it).
+	early [][]byte
+	stats stats
+}
+
+// waitLimit bounds one wait for a completion; the out-of-band connection
+// and Ctrl-C end waits sooner.
+const waitLimit = 24 * time.Hour
+
+// segAccess is what the krping loop lets the peer do with each buffer:
+// the server READs the client's start buffer and WRITEs its rdma buffer;
+// wlat WRITEs the peer's start buffer.
+var segAccess = segment.Read | segment.Write
+
+// newPeer opens the context and creates the queues and the control
+// buffers; the ping buffers come once the size is agreed (buffers).
+func newPeer(name string, o options, prov, dev string, eid int) (*peer, error) {
+	p := &peer{name: name, dev: dev, token: rand.Uint32() | 1, imports: map[ad]*segment.Target{}}
+	var err error
+	if p.ctx, err = exutil.Open(prov, dev, eid); err != nil {
+		return nil, err
+	}
+	if p.cq, err = exutil.NewCompletions(p.ctx, 2*o.txdepth+4, !o.poll); err != nil {
+		return p, err
+	}
+	if p.jetty, err = jetty.NewJetty(p.ctx, jetty.JettyConfig{
+		Send: jetty.JFSConfig{Depth: o.txdepth + 2, Mode: jetty.RC, JFC: p.cq.JFC},
+		Recv: jetty.JFRConfig{Depth: 16, TokenPolicy: segment.TokenPlainText, Token: p.token},
+	}); err != nil {
+		return p, err
+	}
+	if p.ctl, err = segment.Alloc(p.ctx, (recvSlots+1)*adSize, segment.Config{Access: segment.LocalOnly}); err != nil {
+		return p, err
+	}
+	for i := range recvSlots {
+		if err := p.jetty.Recv(p.slot(i), uint64(i)); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func (p *peer) slot(i int) jetty.SGE { return p.ctl.SGE(uint64(i*adSize), adSize) }
+
+// helloSize is the out-of-band hello: the Jetty's descriptor, the token,
+// and the test the client runs (test u8, count u32, size u32), which a
+// server that was not told otherwise follows.
+const helloSize = jetty.DescriptorSize + 4 + 1 + 4 + 4
+
+// Test codes of the hello.
+var testCodes = []string{"ping", "wlat", "rlat", "bw", "bw duplex"}
+
+func (p *peer) hello(o options) ([]byte, error) {
+	d, err := p.jetty.Descriptor().MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	code := 0
+	for i, name := range testCodes {
+		if name == o.test() {
+			code = i
+		}
+	}
+	d = binary.BigEndian.AppendUint32(d, p.token)
+	d = append(d, byte(code))
+	d = binary.BigEndian.AppendUint32(d, uint32(o.count))
+	return binary.BigEndian.AppendUint32(d, uint32(o.size)), nil
+}
+
+// connect swaps hellos over c, imports the other end's Jetty and binds to
+// it. It returns the other end's test, count and size.
+func (p *peer) connect(c net.Conn, o options) (test string, count, size int, err error) {
+	mine, err := p.hello(o)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if err := exutil.WriteMsg(c, mine); err != nil {
+		return "", 0, 0, err
+	}
+	theirs, err := exutil.ReadMsg(c)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if test, count, size, err = p.parseHello(theirs); err != nil {
+		return "", 0, 0, err
+	}
+	if p.remote, err = jetty.ImportJetty(p.ctx, p.peerID, p.peerToken); err != nil {
+		return "", 0, 0, err
+	}
+	return test, count, size, p.jetty.Bind(p.remote)
+}
+
+// parseHello decodes the other end's hello.
+func (p *peer) parseHello(b []byte) (test string, count, size int, err error) {
+	if len(b) != helloSize {
+		return "", 0, 0, fmt.Errorf("out-of-band hello of %d bytes, want %d", len(b), helloSize)
+	}
+	if err := p.peerID.UnmarshalBinary(b[:jetty.DescriptorSize]); err != nil {
+		return "", 0, 0, fmt.Errorf("peer's jetty descriptor: %w", err)
+	}
+	b = b[jetty.DescriptorSize:]
+	p.peerToken = binary.BigEndian.Uint32(b)
+	if int(b[4]) >= len(testCodes) {
+		return "", 0, 0, fmt.Errorf("out-of-band hello names test %d", b[4])
+	}
+	count, size = int(binary.BigEndian.Uint32(b[5:])), int(binary.BigEndian.Uint32(b[9:]))
+	if count < 0 || size < 1 || size > maxSize {
+		return "", 0, 0, fmt.Errorf("out-of-band hello asks for count %d, size %d", count, size)
+	}
+	return testCodes[b[4]], count, size, nil
+}
+
+// buffers allocates the two ping buffers of size bytes.
+func (p *peer) buffers(size int) error {
+	cfg := segment.Config{Access: segAccess, TokenPolicy: segment.TokenPlainText, Token: p.token}
+	var err error
+	if p.start, err = segment.Alloc(p.ctx, uint64(size), cfg); err != nil {
+		return err
+	}
+	p.rdma, err = segment.Alloc(p.ctx, uint64(size), cfg)
+	return err
+}
+
+// advertise describes one of this end's buffers.
+func advertise(s *segment.Segment) ad {
+	d := s.Descriptor()
+	return ad{buf: d.VA, rkey: d.TokenID, size: uint32(d.Len)}
+}
+
+// target imports the buffer a received advertisement names. The advert
+// carries address, token id and length; the EID and UASID are the other
+// end's, and the token is the one it sent with its hello. Imports are
+// kept: a loop advertises the same buffers again and again.
+func (p *peer) target(a ad) (*segment.Target, error) {
+	if t, ok := p.imports[a]; ok {
+		return t, nil
+	}
+	desc := segment.Descriptor{EID: p.peerID.ID.EID, UASID: p.peerID.ID.UASID, VA: a.buf, Len: uint64(a.size),
+		Access: segAccess, TokenPolicy: segment.TokenPlainText, TokenID: a.rkey}
+	t, err := segment.Import(p.ctx, desc, p.peerToken)
+	if err != nil {
+		return nil, fmt.Errorf("import the advertised buffer %#x (rkey %d, %d bytes): %w", a.buf, a.rkey, a.size, err)
+	}
+	p.imports[a] = t
+	return t, nil
+}
+
+// sendAd SENDs an advertisement (or krping's empty "go ahead" when a is
+// the zero ad) from the send slot.
+func (p *peer) sendAd(a ad) error {
+	a.marshal(p.ctl.Bytes()[recvSlots*adSize:])
+	if err := p.jetty.Send(nil, p.ctl.SGE(recvSlots*adSize, adSize), 0, sendCtx); err != nil {
+		return err
+	}
+	p.stats.sendMsgs++
+	p.stats.sendBytes += adSize
+	return nil
+}
+
+// recvSlots is how many receives each end keeps posted.
+const recvSlots = 8
+
+// Request contexts of the send side; receive slots use 0 to recvSlots-1.
+const (
+	sendCtx  = 100
+	readCtx  = 101
+	writeCtx = 102
+)
+
+// await waits for the completions of the given kinds, in any order, and
+// returns the bytes of the receive if one was expected. A receive slot is
+// reposted once its data is copied out.
+func (p *peer) await(ctx context.Context, wantRecv bool, sends ...uint64) ([]byte, error) {
+	var got []byte
+	pending := map[uint64]int{}
+	for _, s := range sends {
+		pending[s]++
+	}
+	if wantRecv && len(p.early) > 0 {
+		got, p.early, wantRecv = p.early[0], p.early[1:], false
+	}
+	for wantRecv || len(pending) > 0 {
+		cr, err := p.cq.Next(ctx, waitLimit)
+		if err != nil {
+			return nil, err
+		}
+		if cr.Flags&jetty.CRRecv != 0 {
+			i := int(cr.UserCtx)
+			msg := append([]byte{}, p.ctl.Bytes()[i*adSize:i*adSize+int(cr.Len)]...)
+			p.stats.recvMsgs++
+			p.stats.recvBytes += uint64(cr.Len)
+			if err := p.jetty.Recv(p.slot(i), cr.UserCtx); err != nil {
+				return nil, err
+			}
+			if !wantRecv {
+				if len(p.early) > 0 {
+					return nil, fmt.Errorf("%s: unexpected message of %d bytes", p.name, cr.Len)
+				}
+				p.early = append(p.early, msg)
+				continue
+			}
+			got, wantRecv = msg, false
+			continue
+		}
+		if pending[cr.UserCtx] == 0 {
+			return nil, fmt.Errorf("%s: unexpected completion %v", p.name, cr)
+		}
+		if pending[cr.UserCtx]--; pending[cr.UserCtx] == 0 {
+			delete(pending, cr.UserCtx)
+		}
+	}
+	return got, nil
+}
+
+// close frees everything in URMA's order. Nil-safe and idempotent.
+func (p *peer) close() error {
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	for k, t := range p.imports {
+		errs = append(errs, t.Close())
+		delete(p.imports, k)
+	}
+	if p.jetty != nil && p.remote != nil {
+		_ = p.jetty.Unbind()
+	}
+	errs = append(errs, p.remote.Close(), p.jetty.Close(), p.cq.Close(),
+		p.ctl.Close(), p.start.Close(), p.rdma.Close(), p.ctx.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/urma-go/sdk/examples/internal/exutil"
+)
+
+// run starts the server, the client, or both.
+func run(ctx context.Context, w io.Writer, c config) error {
+	o := c.opts
+	switch {
+	case o.server:
+		return serve(ctx, w, c, nil, 1)
+	case o.client:
+		return dial(ctx, w, c, 1)
+	}
+	// One process: the server on addr, the client on the next EID, the
+	// out-of-band connection over a free port unless port= was given.
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.addr, portOrZero(o)))
+	if err != nil {
+		return err
+	}
+	c.opts.port = ln.Addr().(*net.TCPAddr).Port
+	var wg sync.WaitGroup
+	var srvErr error
+	var mu sync.Mutex
+	lw := &lockedWriter{w: w, mu: &mu}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		srvErr = serve(ctx, lw, c, ln, 1)
+	}()
+	cliErr := dial(ctx, lw, c, 2)
+	if cliErr != nil {
+		_ = ln.Close()
+	}
+	wg.Wait()
+	return errors.Join(cliErr, srvErr)
+}
+
+func portOrZero(o options) string {
+	if o.port == defaultPort {
+		return "0"
+	}
+	return strconv.Itoa(o.port)
+}
+
+// lockedWriter keeps the two ends' lines whole in one process.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// serverEID is the EID index whose address is addr=, so that krping's
+// address names the server as it does for rdma_cm; -eid overrides it.
+func serverEID(c config) (int, error) {
+	if c.eid >= 0 {
+		return c.eid, nil
+	}
+	d, err := exutil.FindDevice(c.provider, c.dev)
+	if err != nil {
+		return 0, err
+	}
+	if a, err := netip.ParseAddr(c.opts.addr); err == nil {
+		for i, e := range d.EIDs() {
+			if e.Addr().Unmap() == a.Unmap() {
+				return i, nil
+			}
+		}
+	}
+	return 0, nil
+}
+
+// serve runs the server end: listen (unless ln is given), accept one
+// client, run the test until it is done or the client says goodbye.
+func serve(ctx context.Context, w io.Writer, c config, ln net.Listener, n int) (err error) {
+	o := c.opts
+	eid, err := serverEID(c)
+	if err != nil {
+		return err
+	}
+	p, err := newPeer("server", o, c.provider, c.dev, eid)
+	defer func() { err = errors.Join(err, p.close()) }()
+	if err != nil {
+		return err
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", net.JoinHostPort(o.addr, strconv.Itoa(o.port))); err != nil {
+			return err
+		}
+	}
+	defer ln.Close()
+	fmt.Fprintf(w, "krping: server on %v eid %v, listening on %v\n", p.ctx.Device(), p.ctx.EID(), ln.Addr())
+	conn, err := exutil.Accept(ctx, ln)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	test, count, size, err := p.connect(conn, o)
+	if err != nil {
+		return err
+	}
+	if o, err = follow(o, test, count, size); err != nil {
+		return err
+	}
+	if err := p.buffers(o.size); err != nil {
+		return err
+	}
+	// The client's goodbye (or its going away) ends the server's loop.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	msgs := watch(conn, func() { cancel(errHangup) })
+	err = serverTest(sctx, w, p, o)
+	if err != nil && ctx.Err() == nil && !hungUp(sctx, err) {
+		// A failure right as the client leaves (its buffers are gone) is
+		// the client leaving.
+		select {
+		case <-sctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(sctx), errHangup) {
+		err = nil
+	}
+	if err == nil {
+		// Finished first (count= on the server): wait for the goodbye.
+		select {
+		case <-msgs:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	fmt.Fprintln(w, p.stats.line(n, c.dev))
+	_ = exutil.WriteMsg(conn, []byte("bye"))
+	return err
+}
+
+// watch reads the out-of-band connection in the background: any message,
+// or its end, calls gone. The returned channel yields the messages and is
+// closed at the end.
+func watch(c net.Conn, gone func()) <-chan []byte {
+	ch := make(chan []byte, 1)
+	go func() {
+		defer close(ch)
+		for {
+			m, err := exutil.ReadMsg(c)
+			gone()
+			if err != nil {
+				return
+			}
+			ch <- m
+		}
+	}()
+	return ch
+}
+
+// follow makes a server's options agree with the client's test: a server
+// started without a test runs the client's, with its count and size.
+func follow(o options, test string, count, size int) (options, error) {
+	if o.test() != "ping" && o.test() != test {
+		return o, fmt.Errorf("the client runs the %s test, this server %s", test, o.test())
+	}
+	o.wlat, o.rlat, o.bw, o.duplex = test == "wlat", test == "rlat", test == "bw" || test == "bw duplex", test == "bw duplex"
+	if o.count == 0 {
+		o.count = count
+	}
+	o.size = max(o.size, size)
+	return o, nil
+}
+
+// serverTest runs the server's side of the selected test.
+func serverTest(ctx context.Context, w io.Writer, p *peer, o options) error {
+	if o.test() == "ping" {
+		return pingServer(ctx, w, p, o)
+	}
+	remote, err := exchangeAds(ctx, p, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.wlat:
+		return wlat(ctx, w, p, o, remote, true)
+	case o.bw && o.duplex:
+		return bw(ctx, w, p, o, remote)
+	}
+	<-ctx.Done() // rlat and bw: the client does the work
+	return ctx.Err()
+}
+
+// dial runs the client end.
+func dial(ctx context.Context, w io.Writer, c config, n int) (err error) {
+	o := c.opts
+	eid := c.eid
+	if eid < 0 && !o.client {
+		d, err := exutil.FindDevice(c.provider, c.dev)
+		if err != nil {
+			return err
+		}
+		srv, err := serverEID(c)
+		if err != nil {
+			return err
+		}
+		eid = (srv + 1) % len(d.EIDs())
+	}
+	p, err := newPeer("client", o, c.provider, c.dev, max(eid, 0))
+	defer func() { err = errors.Join(err, p.close()) }()
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(o.addr, strconv.Itoa(o.port))
+	conn, err := exutil.Dial(ctx, addr, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := exutil.Closer(ctx, conn)
+	_, _, _, err = p.connect(conn, o)
+	if !stop() {
+		return errors.Join(err, ctx.Err())
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.buffers(o.size); err != nil {
+		return err
+	}
+	// The server going away ends the client's loop too.
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	msgs := watch(conn, func() { cancel(errServerGone) })
+	// Say goodbye however the loop ends, and wait briefly for the server
+	// to stop using this end's buffers before they are freed.
+	defer func() {
+		if !errors.Is(context.Cause(cctx), errServerGone) {
+			_ = exutil.WriteMsg(conn, []byte("bye"))
+			select {
+			case <-msgs:
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
+	mode := "event"
+	if o.poll {
+		mode = "poll"
+	}
+	fmt.Fprintf(w, "krping: client on %v eid %v, connected to %v: %s test, count %d, size %d, %s mode\n",
+		p.ctx.Device(), p.ctx.EID(), addr, o.test(), o.count, o.size, mode)
+	if err := clientTest(cctx, w, p, o); err != nil {
+		if errors.Is(context.Cause(cctx), errServerGone) && ctx.Err() == nil {
+			return errServerGone
+		}
+		return err
+	}
+	fmt.Fprintln(w, p.stats.line(n, c.dev))
+	return nil
+}
+
+var errServerGone = errors.New("the server went away")
+
+// clientTest runs the client's side of the selected test.
+func clientTest(ctx context.Context, w io.Writer, p *peer, o options) error {
+	if o.test() == "ping" {
+		return pingClient(ctx, w, p, o)
+	}
+	if o.count == 0 {
+		return fmt.Errorf("the %s test needs count=N", o.test())
+	}
+	remote, err := exchangeAds(ctx, p, true)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.wlat:
+		return wlat(ctx, w, p, o, remote, false)
+	case o.rlat:
+		return rlat(ctx, w, p, o, remote)
+	}
+	return bw(ctx, w, p, o, remote)
+}
