@@ -440,6 +440,19 @@ func viewExposed(f *viewFix) {
 	f.ok(f.bjfc, 72)
 	require.NoError(f.t, v.Check())
 	f.same(chunks(segment.SigCRC32, segment.BlockChunk, buf.Bytes()), m.Bytes(), "m.Bytes()")
+
+	// Reconfigured to one chunk, it keeps its descriptor (as a UMR key
+	// keeps its rkey): the peer's import still reaches it.
+	require.NoError(f.t, v.Configure(segment.ViewConfig{
+		Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Off: 4096, Bytes: 4096}}},
+		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk},
+		Access: segment.Read | segment.Write}))
+	again, err := v.Expose()
+	require.NoError(f.t, err)
+	require.Equal(f.t, desc, again)
+	require.NoError(f.t, f.bjfs.Read(f.btoa, buf.SGE(0, 4092), rt.SGE(0, 4092), 0, 73))
+	f.ok(f.bjfc, 73)
+	f.same(m.Bytes()[4096:8188], buf.Bytes()[:4092], "chunk 1 read through the reconfigured view")
 }
 
 func viewInvalidate(f *viewFix) {

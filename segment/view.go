@@ -78,7 +78,10 @@ func NewView(ctx *urma.Context, cfg ViewConfig) (*View, error) {
 
 // Configure gives the view a new layout and signatures, as a UMR
 // reconfiguration does. It fails with urma.ErrBusy while a transfer is in
-// flight. An exposed view must be exposed again: its descriptor may change.
+// flight. An exposed view keeps its descriptor when the new wire form fits
+// in the old one and Access and the token stay; otherwise it gets a new
+// one, which peers must import again. Expose again either way: on the
+// software path that is when a view with Read access publishes its data.
 func (v *View) Configure(cfg ViewConfig) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -102,7 +105,9 @@ func (v *View) usable() error {
 }
 
 // configure builds the engine for cfg, reusing the bounce segment when it
-// fits and peers never saw it.
+// fits and the access and token stay: an exposed view then keeps its
+// descriptor, as a reconfigured UMR key keeps its rkey, and peers READ or
+// WRITE the first WireLen bytes of it.
 func (v *View) configure(cfg ViewConfig) error {
 	ec, err := v.engineConfig(cfg)
 	if err != nil {
@@ -111,7 +116,7 @@ func (v *View) configure(cfg ViewConfig) error {
 	if v.eng != nil && !v.eng.Invalidate() {
 		return provider.Errorf(urma.ErrBusy, "view has a transfer in flight")
 	}
-	keep := v.bounce != nil && !v.exposed && v.bounce.Len() >= ec.WireLen &&
+	keep := v.bounce != nil && v.bounce.Len() >= ec.WireLen &&
 		v.cfg.Access == cfg.Access && v.cfg.TokenPolicy == cfg.TokenPolicy && v.cfg.Token == cfg.Token
 	if !keep {
 		acc := cfg.Access

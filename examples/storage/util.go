@@ -1,0 +1,5 @@
+package main
+
+import "errors"
+
+func joinErr(errs ...error) error { return errors.Join(errs...) }
