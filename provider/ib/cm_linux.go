@@ -31,6 +31,10 @@ type conn struct {
 	pending int
 	// down runs once when the peer disconnects or the connection fails.
 	down func()
+	// dropped makes drop run once: a queue's close and the peer's
+	// disconnect can both reach it, and a second rdma_destroy_qp on the id
+	// crashes in librdmacm.
+	dropped atomic.Bool
 }
 
 // cmServer is a context's listener and the goroutine that answers the
@@ -190,8 +194,11 @@ func (s *cmServer) register(cn *conn) {
 	s.mu.Unlock()
 }
 
-// drop forgets a connection and destroys its QP and id.
+// drop forgets a connection and destroys its QP and id, once.
 func (s *cmServer) drop(cn *conn) {
+	if cn.dropped.Swap(true) {
+		return
+	}
 	s.mu.Lock()
 	delete(s.conns, cn.id)
 	s.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 
 // TestConformance runs the provider conformance suite on Soft-RoCE and
 // soft-iWARP in the guest, with both contexts on the device's first EID.
-// What iWARP lacks, its attributes declare. The guest's siw.ko carries two
+// What iWARP lacks, its attributes declare. The guest's siw.ko carries
 // driver fixes (test/vm/setup's patch_siw) without which the suite fails
 // about every other run.
 func TestConformance(t *testing.T) {

@@ -342,6 +342,7 @@ func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx i
 		(w.Opcode == provider.OpWrite || w.Opcode == provider.OpSend)
 	if q.ctx.dev.iwarp && w.Opcode == provider.OpNOP {
 		opcode = verbs.WRRead // see confirm
+		q.sges = append(q.sges, q.ctx.zeroSGE())
 	}
 	if confirm {
 		flags &^= verbs.SendSignaled
@@ -371,10 +372,21 @@ func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx i
 		// responder has placed it, so its completion, carrying the
 		// request's id, means what a completion means on InfiniBand.
 		var rd verbs.SendWR
-		rd.Set(id, verbs.WRRead, verbs.SendSignaled, len(q.sges), 0)
+		q.sges = append(q.sges, q.ctx.zeroSGE())
+		rd.Set(id, verbs.WRRead, verbs.SendSignaled, len(q.sges)-1, 1)
 		q.wrs = append(q.wrs, rd)
 		q.wrIdx = append(q.wrIdx, idx)
 	}
+}
+
+// zeroSGE is the one SGE of a zero-length READ: length 0 in the guard
+// page. A READ posted with no SGE at all leaves libsiw's ring slot with the
+// SGE of whatever request used it before, and siw then reads that many
+// bytes; with an explicit empty one nothing is read or key-checked.
+func (c *ibContext) zeroSGE() verbs.SGE {
+	var z verbs.SGE
+	z.Set(uint64(uintptr(unsafe.Pointer(&c.guardMem[0]))), 0, c.guard.LKey)
+	return z
 }
 
 // sqSize is the QP send queue size: twice the depth on iWARP, where a
