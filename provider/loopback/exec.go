@@ -79,7 +79,7 @@ func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
 		}
 		var d sgList
 		d.add(dst)
-		n, err := copySG(&d, &l)
+		n, err := placeSG(&d, &l)
 		if err != nil {
 			q.fail(w, seq, rem, dst.ref.lossStatus())
 			return false
@@ -214,7 +214,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		var d sgList
 		d.add(*dst)
 		var err error
-		if n, err = copySG(&d, src); err != nil {
+		if n, err = placeSG(&d, src); err != nil {
 			cr.Status, st = provider.CRLocAccessErr, dst.ref.lossStatus()
 		}
 	} else {

@@ -1,6 +1,8 @@
 package loopback
 
 import (
+	"sync/atomic"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
@@ -138,6 +140,73 @@ func copySG(dst, src *sgList) (uint64, error) {
 		}
 	}
 	return n, nil
+}
+
+// tailLen is how many of a WRITE's last bytes placeSG stores after all the
+// others.
+const tailLen = 8
+
+// placeSG is copySG for WRITE and WRITE_IMM: every byte of the destination
+// is visible before its last tailLen bytes are stored, so a target that
+// polls the last byte of a request (HERD) never reads a half-written one.
+// A single copy does not promise that: memmove stores the head of some
+// sizes after the body, REP MOVS orders nothing within itself, weakly
+// ordered CPUs reorder stores, and process_vm_writev is a kernel memcpy.
+// Hence two copies with a barrier between them.
+func placeSG(dst, src *sgList) (uint64, error) {
+	want := min(dst.total(), src.total())
+	if want <= tailLen {
+		return copySG(dst, src)
+	}
+	if dst.n == 1 && src.n == 1 && !dst.s[0].remote() && !src.s[0].remote() {
+		d, s := dst.s[0].b[:want], src.s[0].b[:want]
+		copy(d[:want-tailLen], s)
+		storeBarrier()
+		copy(d[want-tailLen:], s[want-tailLen:])
+		return want, nil
+	}
+	var d, s sgList
+	dst.sub(0, want-tailLen, &d)
+	src.sub(0, want-tailLen, &s)
+	n, err := copySG(&d, &s)
+	if err != nil {
+		return n, err
+	}
+	storeBarrier()
+	dst.sub(want-tailLen, tailLen, &d)
+	src.sub(want-tailLen, tailLen, &s)
+	m, err := copySG(&d, &s)
+	return n + m, err
+}
+
+// storeBarrier keeps the stores before it ahead of those after it: an
+// atomic read-modify-write is a full barrier on x86 (LOCK) and acquire +
+// release on arm64 (LDADDAL), and the compiler moves no access across it.
+func storeBarrier() {
+	var b atomic.Uint32
+	b.Add(1)
+}
+
+// sub sets r to the part [off, off+n) of the list's stream; its spans
+// share the list's references and are not released on their own.
+func (l *sgList) sub(off, n uint64, r *sgList) {
+	r.n = 0
+	for i := 0; i < l.n && n > 0; i++ {
+		s := l.s[i]
+		if off >= s.n {
+			off -= s.n
+			continue
+		}
+		k := min(s.n-off, n)
+		if s.b != nil {
+			s.b = s.b[off : off+k]
+		} else {
+			s.raddr += off
+		}
+		s.n = k
+		r.add(s)
+		off, n = 0, n-k
+	}
 }
 
 // pvmCopy moves min(total(far), total(near)) bytes between near (memory of

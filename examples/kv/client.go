@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+// client is one load-generating client: a goroutine with its own JFC, JFS
+// and JFR on the load generator's shared context (contexts are safe for
+// concurrent use, and the queues are what must not be shared on the data
+// path). Its staging segment holds one request slot per window entry, laid
+// out like the server's slots, so a request is WRITTEN from the same
+// offsets it lands at.
+type client struct {
+	id      int
+	cfg     *config
+	cq      *exutil.Completions
+	jfs     *jetty.JFS
+	jfr     *jetty.JFR
+	stage   *segment.Segment
+	recv    *segment.Segment
+	server  *jetty.Remote
+	region  *segment.Target
+	workers int
+	slot    int // bytes, as the server says
+	resp    int // receive buffer size
+	nrecv   int // receive buffers: window + recvBatch; the JFR has room for a batch more
+	signal  int
+
+	win    []inflight
+	free   []int
+	b      batch
+	writes int
+	rwrs   []jetty.RecvWR
+	rsges  [][1]jetty.SGE
+	repost []int
+	m      *model
+	rng    *rand.Rand
+	key    [keySize]byte
+	next   int // preload cursor
+	sent   uint64
+	hist   hist
+	counts counts
+	done   atomic.Uint64 // measured responses, for the progress line
+	_      [56]byte
+}
+
+// inflight is a window entry's outstanding request.
+type inflight struct {
+	key   int // owned index
+	op    byte
+	ver   uint32
+	start time.Time
+}
+
+// recvBatch is how many receive buffers a client reposts at once.
+func recvBatch(window int) int { return min(window, 16) }
+
+func newClient(ctx *urma.Context, cfg *config, id int, jfrToken uint32) (*client, error) {
+	c := &client{id: id, cfg: cfg, resp: respSize(cfg.value), m: newModel(id, cfg.clients, cfg.keys, cfg.value),
+		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
+	c.nrecv = cfg.window + recvBatch(cfg.window)
+	depth := queueDepth(ctx, cfg.window, cfg.signal)
+	c.signal = max(1, min(cfg.signal, depth/2))
+	c.b = newBatch(cfg.window)
+	var err error
+	if c.cq, err = exutil.NewCompletions(ctx, depth+c.nrecv+recvBatch(cfg.window), cfg.Event()); err != nil {
+		return c, err
+	}
+	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: c.cq.JFC}); err != nil {
+		return c, err
+	}
+	if c.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: c.nrecv + recvBatch(cfg.window), Mode: jetty.RM, JFC: c.cq.JFC,
+		TokenPolicy: segment.TokenPlainText, Token: jfrToken}); err != nil {
+		return c, err
+	}
+	if c.stage, err = segment.Alloc(ctx, uint64(cfg.window*slotSize(cfg.value)), segment.Config{Access: segment.LocalOnly}); err != nil {
+		return c, err
+	}
+	if c.recv, err = segment.Alloc(ctx, uint64(c.nrecv*c.resp), segment.Config{Access: segment.LocalOnly}); err != nil {
+		return c, err
+	}
+	c.win = make([]inflight, cfg.window)
+	for i := range cfg.window {
+		c.free = append(c.free, cfg.window-1-i)
+	}
+	c.rwrs = make([]jetty.RecvWR, c.nrecv)
+	c.rsges = make([][1]jetty.SGE, c.nrecv)
+	return c, nil
+}
+
+// connect imports the server's JFR and prepares the path to it, then
+// posts every receive buffer.
+func (c *client) connect(ctx *urma.Context, w welcome, region *segment.Target) error {
+	c.workers, c.slot, c.region = w.workers, w.slot, region
+	var err error
+	if c.server, err = jetty.ImportJFR(ctx, w.jfr, w.jfrToken); err != nil {
+		return fmt.Errorf("import the server's JFR: %w", err)
+	}
+	if err := c.jfs.Advise(c.server); err != nil {
+		return err
+	}
+	for i := range c.nrecv {
+		c.repost = append(c.repost, i)
+	}
+	return c.postRecvs()
+}
+
+func (c *client) close() error {
+	if c == nil {
+		return nil
+	}
+	return errors.Join(c.server.Unimport(), c.jfs.Close(), c.jfr.Close(), c.cq.Close(),
+		c.stage.Unregister(), c.recv.Unregister())
+}
+
+// postRecvs posts the receive buffers waiting in c.repost, in one batch.
+// A JFR that refuses some as full is not an error: on loopback a slot
+// stays taken while another sender still copies into it, even if later
+// receives have completed. Those buffers wait for the next batch; the
+// JFR's spare depth keeps enough receives posted meanwhile.
+func (c *client) postRecvs() error {
+	for i, idx := range c.repost {
+		c.rsges[i][0] = c.recv.SGE(uint64(idx*c.resp), uint32(c.resp))
+		c.rwrs[i] = jetty.RecvWR{UserCtx: uint64(idx), Local: c.rsges[i][:]}
+	}
+	posted := len(c.repost)
+	if err := c.jfr.PostRecv(c.rwrs[:posted]); err != nil {
+		var pe *jetty.PostError
+		if !errors.As(err, &pe) || !errors.Is(err, urma.ErrAgain) {
+			return err
+		}
+		posted = pe.Index
+	}
+	c.repost = c.repost[:copy(c.repost, c.repost[posted:])]
+	return nil
+}
+
+// phase is one run of requests: the preload (a PUT of every owned key) or
+// the measured mix.
+type phase struct {
+	preload  bool
+	budget   int64     // requests to issue; < 0: no limit
+	deadline time.Time // stop issuing then; zero: never
+}
+
+// run issues the phase's requests, keeping the window full, and checks
+// every response.
+func (c *client) run(ctx context.Context, p phase) error {
+	if p.preload {
+		c.next, p.budget = 0, int64(c.m.owned())
+	}
+	var issued int64
+	for {
+		now := time.Now()
+		if !p.deadline.IsZero() && now.After(p.deadline) {
+			p.budget = issued
+		}
+		for len(c.free) > 0 && (p.budget < 0 || issued < p.budget) {
+			if err := c.issue(p.preload, now); err != nil {
+				return err
+			}
+			issued++
+		}
+		if _, err := c.b.post(c.jfs); err != nil {
+			return fmt.Errorf("client %d: %w", c.id, explain(c.cq, err))
+		}
+		if len(c.free) == len(c.win) && c.b.n == 0 {
+			return nil
+		}
+		cr, err := c.cq.Next(ctx, waitLimit)
+		if err != nil {
+			if !cr.OK() {
+				err = fmt.Errorf("%w: %v", err, cr)
+			}
+			return fmt.Errorf("client %d: %w", c.id, err)
+		}
+		if cr.Flags&jetty.CRRecv == 0 {
+			continue // a signaled WRITE: its slots are free again
+		}
+		if err := c.receive(cr, !p.preload); err != nil {
+			return fmt.Errorf("client %d: %w", c.id, err)
+		}
+	}
+}
+
+// issue stages the next request in a free window entry.
+func (c *client) issue(preload bool, now time.Time) error {
+	w := c.free[len(c.free)-1]
+	c.free = c.free[:len(c.free)-1]
+	var j int
+	op := byte(opPut)
+	if preload {
+		j, c.next = c.next, c.next+1
+	} else {
+		j = c.m.free(c.rng.IntN(c.m.owned()))
+		if c.rng.Float64() < c.cfg.getRatio {
+			op = opGet
+		}
+	}
+	size := slotSize(c.cfg.value)
+	slot := c.stage.Bytes()[w*size : (w+1)*size]
+	keyOf(&c.key, c.m.id(j))
+	f := inflight{key: j, op: op, start: now}
+	var off int
+	var err error
+	if op == opGet {
+		off, err = putGet(slot, c.key[:])
+	} else {
+		f.ver = c.m.versions[j] + 1
+		val := slot[size-slotTail-c.cfg.value : size-slotTail]
+		fillValue(val, c.m.id(j), f.ver)
+		off, err = putPut(slot, c.key[:], val)
+	}
+	if err != nil {
+		return err
+	}
+	c.m.busy[j] = true
+	c.win[w] = f
+	// The request goes to a worker at random, into this client's slot of
+	// the same window entry: free while the entry is.
+	worker := c.rng.IntN(c.workers)
+	remote := ((worker*c.cfg.clients+c.id)*c.cfg.window + w) * c.slot
+	n := uint32(size - off)
+	var flags jetty.Flags
+	if c.writes++; c.writes%c.signal == 0 {
+		flags = jetty.Signaled
+	}
+	c.b.add(jetty.WR{Opcode: urma.OpWrite, Flags: flags, Target: c.server, UserCtx: uint64(w),
+		Remote: c.region.SGE(uint64(remote+c.slot-int(n)), n)}, c.stage.SGE(uint64(w*size+off), n))
+	c.sent++
+	return nil
+}
+
+// receive checks a response against the model, frees its window entry
+// and reposts receive buffers in batches.
+func (c *client) receive(cr jetty.CR, measured bool) error {
+	idx := int(cr.UserCtx)
+	if idx >= c.nrecv || int(cr.Len) > c.resp {
+		return fmt.Errorf("unexpected receive %v", cr)
+	}
+	r, err := parseResponse(c.recv.Bytes()[idx*c.resp : idx*c.resp+int(cr.Len)])
+	if err != nil {
+		return err
+	}
+	if r.window >= len(c.win) || !c.m.busy[c.win[r.window].key] {
+		return fmt.Errorf("response for window entry %d, which has no request outstanding", r.window)
+	}
+	f := &c.win[r.window]
+	if err := c.check(f, r, measured); err != nil {
+		return err
+	}
+	c.m.busy[f.key] = false
+	c.free = append(c.free, r.window)
+	if measured {
+		c.hist.record(time.Since(f.start))
+		c.done.Add(1)
+	}
+	if c.repost = append(c.repost, idx); len(c.repost) >= recvBatch(c.cfg.window) {
+		return c.postRecvs()
+	}
+	return nil
+}
+
+// check compares a response with the model and counts it.
+func (c *client) check(f *inflight, r response, measured bool) error {
+	var n counts
+	if f.op == opPut {
+		if r.status != stOK {
+			return fmt.Errorf("PUT of key %d: status %d", c.m.id(f.key), r.status)
+		}
+		c.m.versions[f.key] = f.ver
+		n.puts++
+	} else {
+		known, err := c.m.check(f.key, r, c.cfg.value)
+		if err != nil {
+			return err
+		}
+		n.gets++
+		switch r.status {
+		case stOK:
+			n.found++
+		case stNotFound:
+			n.missing++
+		}
+		if !known {
+			n.unchecked++
+		}
+	}
+	if measured {
+		c.counts.add(n)
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/segment"
+)
+
+// result is what a load generator run measured.
+type result struct {
+	preloaded uint64
+	requests  uint64 // measured
+	elapsed   time.Duration
+	counts    counts
+	hist      hist
+	sent      uint64 // requests of every phase
+	served    uint64 // what the server says it served
+}
+
+// loadgen runs cfg.clients clients against the server at the other end of
+// conn: the handshake, the preload, the measured phase with a progress
+// line each second, and the closing count.
+func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res result, err error) {
+	defer exutil.Closer(ctx, conn)()
+	eid, err := cfg.EIDFor(true)
+	if err != nil {
+		return res, err
+	}
+	uctx, err := exutil.Open(cfg.Provider, cfg.Dev, eid)
+	if err != nil {
+		return res, err
+	}
+	clients := make([]*client, cfg.clients)
+	var region *segment.Target
+	defer func() {
+		errs := []error{err, region.Unimport()}
+		for _, c := range clients {
+			errs = append(errs, c.close())
+		}
+		err = errors.Join(append(errs, uctx.Close())...)
+	}()
+	token := rand.Uint32() | 1
+	h := hello{window: cfg.window, value: cfg.value, jfrToken: token}
+	for i := range clients {
+		if clients[i], err = newClient(uctx, &cfg, i, token); err != nil {
+			return res, err
+		}
+		h.jfrs = append(h.jfrs, clients[i].jfr.Descriptor())
+	}
+	w, err := handshake(conn, h)
+	if err != nil {
+		return res, err
+	}
+	if w.slot != slotSize(cfg.value) {
+		return res, fmt.Errorf("the server's slots are %d bytes, want %d for %d-byte values", w.slot, slotSize(cfg.value), cfg.value)
+	}
+	if need := uint64(w.workers * cfg.clients * cfg.window * w.slot); w.region.Len < need {
+		return res, fmt.Errorf("the server's request region has %d bytes, want %d", w.region.Len, need)
+	}
+	if region, err = segment.Import(uctx, w.region, w.regionToken); err != nil {
+		return res, fmt.Errorf("import the request region: %w", err)
+	}
+	for _, c := range clients {
+		if err := c.connect(uctx, w, region); err != nil {
+			return res, err
+		}
+	}
+	fmt.Fprintf(out, "kv: load generator on %v, EID %v: %d clients, window %d, %d workers, value %d B, %d keys, GET %.0f%%, %s mode\n",
+		uctx.Device(), uctx.EID(), cfg.clients, cfg.window, w.workers, cfg.value, cfg.keys, 100*cfg.getRatio, cfg.Mode)
+
+	// The server says nothing more until done: a read that ends sooner
+	// means it went away.
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	type served struct {
+		n   uint64
+		err error
+	}
+	ack := make(chan served, 1)
+	go func() {
+		b, err := exutil.ReadMsg(conn)
+		if err != nil {
+			cancel(fmt.Errorf("the server went away: %w", err))
+			ack <- served{err: err}
+			return
+		}
+		n, err := parseDone(b)
+		ack <- served{n, err}
+	}()
+
+	if cfg.preload {
+		start := time.Now()
+		if err := runAll(rctx, clients, func(int) phase { return phase{preload: true} }); err != nil {
+			return res, err
+		}
+		for _, c := range clients {
+			res.preloaded += uint64(c.m.owned())
+		}
+		fmt.Fprintf(out, "kv: preloaded %d keys in %.2f s\n", res.preloaded, time.Since(start).Seconds())
+	}
+	if err := measure(rctx, out, cfg, clients, &res); err != nil {
+		return res, err
+	}
+
+	for _, c := range clients {
+		res.sent += c.sent
+	}
+	if err := exutil.WriteMsg(conn, marshalDone(res.sent)); err != nil {
+		return res, err
+	}
+	select {
+	case a := <-ack:
+		res.served, err = a.n, a.err
+	case <-time.After(waitLimit):
+		err = fmt.Errorf("the server did not answer done in %v", waitLimit)
+	}
+	if err != nil {
+		return res, err
+	}
+	report(out, &res)
+	if res.served != res.sent {
+		return res, fmt.Errorf("the server served %d requests, the clients sent %d", res.served, res.sent)
+	}
+	return res, nil
+}
+
+// handshake sends hello and returns the server's welcome.
+func handshake(conn net.Conn, h hello) (welcome, error) {
+	b, err := h.marshal()
+	if err != nil {
+		return welcome{}, err
+	}
+	if err := exutil.WriteMsg(conn, b); err != nil {
+		return welcome{}, err
+	}
+	if b, err = exutil.ReadMsg(conn); err != nil {
+		return welcome{}, err
+	}
+	return parseWelcome(b)
+}
+
+// measure runs the measured phase, printing a progress line each second,
+// and gathers the clients' statistics into res.
+func measure(ctx context.Context, out io.Writer, cfg config, clients []*client, res *result) error {
+	start := time.Now()
+	var deadline time.Time
+	if cfg.duration > 0 {
+		deadline = start.Add(cfg.duration)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var last uint64
+		lastAt := start
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-t.C:
+				var n uint64
+				for _, c := range clients {
+					n += c.done.Load()
+				}
+				fmt.Fprintf(out, "kv: %5.1f s %.3f Mops (%d requests)\n",
+					now.Sub(start).Seconds(), float64(n-last)/now.Sub(lastAt).Seconds()/1e6, n)
+				last, lastAt = n, now
+			}
+		}
+	}()
+	err := runAll(ctx, clients, func(i int) phase {
+		p := phase{budget: -1, deadline: deadline}
+		if cfg.requests > 0 {
+			p.budget = cfg.requests / int64(len(clients))
+			if int64(i) < cfg.requests%int64(len(clients)) {
+				p.budget++
+			}
+		}
+		return p
+	})
+	res.elapsed = time.Since(start)
+	close(stop)
+	<-stopped
+	for _, c := range clients {
+		res.hist.merge(&c.hist)
+		res.counts.add(c.counts)
+	}
+	res.requests = res.hist.n
+	return err
+}
+
+// runAll runs a phase on every client at once; the first failure stops
+// the others.
+func runAll(ctx context.Context, clients []*client, p func(i int) phase) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = c.run(ctx, p(i)); errs[i] != nil {
+				cancel(errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if errors.Join(errs...) == nil {
+		return nil
+	}
+	return context.Cause(ctx)
+}
+
+// report prints the summary.
+func report(out io.Writer, res *result) {
+	h, c := &res.hist, &res.counts
+	secs := res.elapsed.Seconds()
+	// One write, so that nothing else printed lands between the lines.
+	fmt.Fprintf(out, "kv: %d requests in %.3f s: %.3f Mops (%.0f ops/s), latency p50 %.1f µs, p99 %.1f µs, p99.9 %.1f µs (mean %.1f, max %.1f)\n"+
+		"kv: GET %d (found %d, missing %d, unknown %d), PUT %d: every response correct\n"+
+		"kv: the clients sent %d requests, the server served %d\n",
+		res.requests, secs, float64(res.requests)/secs/1e6, float64(res.requests)/secs,
+		us(h.quantile(0.5)), us(h.quantile(0.99)), us(h.quantile(0.999)), us(h.mean()), us(h.quantile(1)),
+		c.gets, c.found, c.missing, c.unchecked, c.puts, res.sent, res.served)
+}

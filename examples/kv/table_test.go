@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTable(t *testing.T) {
+	tb := newTable()
+	var k [keySize]byte
+	keyOf(&k, 1)
+	buf := make([]byte, 8)
+	_, st := tb.get(&k, buf)
+	assert.Equal(t, byte(stNotFound), st)
+
+	tb.put(&k, []byte("first"))
+	n, st := tb.get(&k, buf)
+	require.Equal(t, byte(stOK), st)
+	assert.Equal(t, "first", string(buf[:n]))
+
+	tb.put(&k, []byte("2nd"))
+	n, st = tb.get(&k, buf)
+	require.Equal(t, byte(stOK), st)
+	assert.Equal(t, "2nd", string(buf[:n]), "a PUT overwrites, also with a shorter value")
+
+	tb.put(&k, []byte("a value too big"))
+	_, st = tb.get(&k, buf)
+	assert.Equal(t, byte(stTooBig), st)
+
+	tb.put(&k, nil)
+	n, st = tb.get(&k, buf)
+	assert.Equal(t, byte(stOK), st)
+	assert.Zero(t, n, "an empty value is a value")
+	assert.Equal(t, 1, tb.len())
+}
+
+// Run with -race: writers and readers of the same keys at once, each
+// reader seeing only whole values some writer stored.
+func TestTableConcurrent(t *testing.T) {
+	tb := newTable()
+	const keys, rounds, writers, readers = 64, 2000, 4, 4
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var k [keySize]byte
+			for i := range rounds {
+				keyOf(&k, uint64(i%keys))
+				tb.put(&k, bytes.Repeat([]byte{byte(w + 1)}, 1+(i+w)%40))
+			}
+		}()
+	}
+	bad := make(chan string, readers)
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var k [keySize]byte
+			buf := make([]byte, 64)
+			for i := range rounds {
+				keyOf(&k, uint64(i%keys))
+				n, st := tb.get(&k, buf)
+				if st == stNotFound {
+					continue
+				}
+				if st != stOK || n == 0 || !bytes.Equal(buf[:n], bytes.Repeat(buf[:1], n)) {
+					bad <- string(buf[:n])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(bad)
+	for b := range bad {
+		t.Errorf("torn value %q", b)
+	}
+	assert.Equal(t, keys, tb.len())
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
+)
+
+// worker polls its part of the request region, [client][window] slots,
+// and answers each client from a JFS of its own, all completing into the
+// worker's JFC. One JFS per client rather than one RM JFS for all: on
+// verbs an RM JFS reaches each remote through a QP of its own, and a
+// completion retires only the unsignaled requests of its own QP, so a
+// client that stops would pin the shared queue's oldest slots until it
+// filled. Per client, "signal one in every N" frees slots as it should.
+type worker struct {
+	id     int
+	ss     *session
+	cq     *exutil.Completions
+	out    []*responder // by client
+	dirty  []int        // clients with responses queued
+	signal int
+	counts workerCounts
+	key    [keySize]byte
+}
+
+// responder is a worker's send queue to one client.
+type responder struct {
+	jfs   *jetty.JFS
+	to    *jetty.Remote
+	b     batch
+	sends int
+	dirty bool // listed in worker.dirty
+}
+
+type workerCounts struct{ gets, puts, bad uint64 }
+
+func (c *workerCounts) add(o workerCounts) { c.gets += o.gets; c.puts += o.puts; c.bad += o.bad }
+func (c *workerCounts) served() uint64     { return c.gets + c.puts + c.bad }
+
+func newWorker(ss *session, id int, h hello) (*worker, error) {
+	srv := ss.srv
+	depth := queueDepth(srv.ctx, ss.window, srv.cfg.signal)
+	w := &worker{id: id, ss: ss, signal: max(1, min(srv.cfg.signal, depth/2))}
+	jfcDepth := ss.clients * depth
+	if m := srv.ctx.Device().Attr().MaxJFCDepth; m > 0 {
+		// Only signaled records arrive, at most depth/signal+1 per queue.
+		jfcDepth = min(jfcDepth, m)
+	}
+	var err error
+	if w.cq, err = exutil.NewCompletions(srv.ctx, jfcDepth, srv.cfg.Event()); err != nil {
+		return w, err
+	}
+	for i, d := range h.jfrs {
+		r := &responder{b: newBatch(min(ss.window, 32))}
+		w.out = append(w.out, r)
+		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: w.cq.JFC}); err != nil {
+			return w, err
+		}
+		if r.to, err = jetty.ImportJFR(srv.ctx, d, h.jfrToken); err != nil {
+			return w, fmt.Errorf("import the JFR of client %d: %w", i, err)
+		}
+		if err := r.jfs.Advise(r.to); err != nil {
+			return w, fmt.Errorf("advise the JFR of client %d: %w", i, err)
+		}
+	}
+	return w, nil
+}
+
+func (w *worker) close() error {
+	if w == nil {
+		return nil
+	}
+	var errs []error
+	for _, r := range w.out {
+		errs = append(errs, r.to.Unimport())
+	}
+	for _, r := range w.out {
+		errs = append(errs, r.jfs.Close())
+	}
+	return errors.Join(append(errs, w.cq.Close())...)
+}
+
+// How a worker with nothing to do waits. Every idleRounds empty scans it
+// checks ctx and yields the processor (runtime.Gosched: a loop that only
+// reads memory must let the scheduler in). In event mode, once idle for
+// idleSpin, it sleeps between scans instead: a WRITE raises no event that
+// could wake it, so the region is still polled, less eagerly. A sleep
+// lasts about a millisecond whatever it asks for (Go's timers here).
+const (
+	idleRounds = 64
+	idleSpin   = 200 * time.Microsecond
+	idleSleep  = 50 * time.Microsecond
+)
+
+// run serves requests until ctx is done.
+func (w *worker) run(ctx context.Context) error {
+	ss := w.ss
+	mem := ss.region.Bytes()
+	per := ss.clients * ss.window
+	first := w.id * per
+	idle := 0
+	var idleSince time.Time
+	for round := 0; ; round++ {
+		found := false
+		for i := range per {
+			idx := first + i
+			// The opcode is the last byte of the slot and of this
+			// aligned word; loading the word atomically orders the
+			// reads of the request after it.
+			word := (*uint32)(unsafe.Pointer(&mem[(idx+1)*ss.slot-4]))
+			v := atomic.LoadUint32(word)
+			if (*[4]byte)(unsafe.Pointer(&v))[3] == 0 {
+				continue
+			}
+			found = true
+			resp := w.execute(mem[idx*ss.slot:(idx+1)*ss.slot], idx, i%ss.window)
+			// Consumed: cleared before the response goes out, since
+			// the response lets the client write the slot again.
+			atomic.StoreUint32(word, 0)
+			if err := w.respond(ctx, i/ss.window, idx, resp); err != nil {
+				return err
+			}
+		}
+		for _, c := range w.dirty {
+			w.out[c].dirty = false
+			if err := w.flush(ctx, c); err != nil {
+				return err
+			}
+		}
+		w.dirty = w.dirty[:0]
+		if found {
+			idle = 0
+		} else {
+			idle++
+		}
+		if round%idleRounds == idleRounds-1 && ctx.Err() != nil {
+			return nil
+		}
+		if idle == 0 || idle%idleRounds != 0 {
+			continue
+		}
+		switch {
+		case !ss.srv.cfg.Event():
+			runtime.Gosched()
+		case idle == idleRounds:
+			idleSince = time.Now()
+			runtime.Gosched()
+		case time.Since(idleSince) < idleSpin:
+			runtime.Gosched()
+		default:
+			time.Sleep(idleSleep)
+		}
+	}
+}
+
+// execute runs the request in slot and writes the response into response
+// buffer idx; it returns the response's length.
+func (w *worker) execute(slot []byte, idx, window int) int {
+	ss := w.ss
+	buf := ss.resps.Bytes()[idx*ss.resp : (idx+1)*ss.resp]
+	r, err := parseRequest(slot)
+	var n int
+	switch {
+	case err != nil:
+		w.counts.bad++
+		n, _ = putResponse(buf, stBadRequest, window, nil)
+	case r.op == opGet:
+		w.counts.gets++
+		copy(w.key[:], r.key)
+		vlen, st := ss.srv.table.get(&w.key, buf[respHeader:])
+		n, _ = putResponse(buf, st, window, buf[respHeader:respHeader+vlen])
+	default:
+		w.counts.puts++
+		copy(w.key[:], r.key)
+		ss.srv.table.put(&w.key, r.value)
+		n, _ = putResponse(buf, stOK, window, nil)
+	}
+	return n
+}
+
+// respond queues the SEND of response buffer idx to client c, signaling
+// one in every w.signal, and posts the client's batch when it is full.
+func (w *worker) respond(ctx context.Context, c, idx, n int) error {
+	r := w.out[c]
+	var flags jetty.Flags
+	if r.sends++; r.sends%w.signal == 0 {
+		flags = jetty.Signaled
+	}
+	if !r.dirty {
+		r.dirty = true
+		w.dirty = append(w.dirty, c)
+	}
+	r.b.add(jetty.WR{Opcode: urma.OpSend, Flags: flags, Target: r.to, UserCtx: uint64(idx)},
+		w.ss.resps.SGE(uint64(idx*w.ss.resp), uint32(n)))
+	if r.b.full() {
+		return w.flush(ctx, c)
+	}
+	return nil
+}
+
+// flush posts client c's queued responses, waiting for send completions
+// while its queue is full. Completions are otherwise left in the JFC: only
+// a full queue needs them (HERD polls send completions rarely).
+func (w *worker) flush(ctx context.Context, c int) error {
+	r := w.out[c]
+	for {
+		full, err := r.b.post(r.jfs)
+		if err != nil {
+			return fmt.Errorf("worker %d: %w", w.id, explain(w.cq, err))
+		}
+		if !full {
+			return nil
+		}
+		if _, err := w.cq.Next(ctx, waitLimit); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("worker %d: %w", w.id, err)
+		}
+	}
+}
