@@ -31,10 +31,11 @@ type conn struct {
 	pending int
 	// down runs once when the peer disconnects or the connection fails.
 	down func()
-	// dropped makes drop run once: a queue's close and the peer's
+	// dropOnce makes drop run once: a queue's close and the peer's
 	// disconnect can both reach it, and a second rdma_destroy_qp on the id
-	// crashes in librdmacm.
-	dropped atomic.Bool
+	// crashes in librdmacm. A second caller waits for the first to finish,
+	// since a JFR destroys its SRQ only after its QPs are gone.
+	dropOnce sync.Once
 }
 
 // cmServer is a context's listener and the goroutine that answers the
@@ -195,10 +196,9 @@ func (s *cmServer) register(cn *conn) {
 }
 
 // drop forgets a connection and destroys its QP and id, once.
-func (s *cmServer) drop(cn *conn) {
-	if cn.dropped.Swap(true) {
-		return
-	}
+func (s *cmServer) drop(cn *conn) { cn.dropOnce.Do(func() { s.dropNow(cn) }) }
+
+func (s *cmServer) dropNow(cn *conn) {
 	s.mu.Lock()
 	delete(s.conns, cn.id)
 	s.mu.Unlock()
