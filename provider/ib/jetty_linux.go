@@ -209,8 +209,8 @@ func (j *jetty) dropConn() {
 	j.cn = nil
 	j.mu.Unlock()
 	if cn != nil {
+		j.ctx.cm.drop(cn) // before detach: see acceptConn
 		j.rq.detach(cn)
-		j.ctx.cm.drop(cn)
 	}
 }
 
@@ -319,8 +319,11 @@ func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) 
 	}
 	cn := &conn{id: id, qp: qp}
 	cn.down = func() {
-		rq.detach(cn)
+		// Destroy the QP before the JFR forgets it: a JFR closing
+		// meanwhile then waits for this drop (see conn.dropOnce) before
+		// it destroys its SRQ, which refuses while a QP is attached.
 		c.cm.drop(cn)
+		rq.detach(cn)
 	}
 	rq.attach(cn, from) // before the peer can send, see acceptBind
 	c.cm.register(cn)

@@ -3,8 +3,11 @@
 package ib
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
@@ -330,13 +333,27 @@ func (j *jfr) forceClose() error {
 		c.untrack(j)
 	}
 	j.closeUD()
-	err := j.srq.Destroy()
+	err := j.destroySRQ()
 	c.dropCompleter(j.cid)
 	j.jfc.users.Add(-1)
 	if err != nil {
 		return verbsErr("destroy srq", err)
 	}
 	return nil
+}
+
+// destroySRQ destroys the SRQ. The CM goroutine creates a QP on it for a
+// peer's connection before attaching the QP to the JFR, so a close in that
+// window finds the SRQ busy for a moment: it retries for up to a second.
+func (j *jfr) destroySRQ() error {
+	var err error
+	for wait := time.Millisecond; ; wait *= 2 {
+		if err = j.srq.Destroy(); !errors.Is(err, syscall.EBUSY) || wait > time.Second {
+			return err
+		}
+		provider.Logf(provider.LogInfo, "ib: jfr %d: SRQ busy (a connection being accepted), retrying", j.id)
+		time.Sleep(wait)
+	}
 }
 
 // crStatus maps a verbs completion status to a URMA one.
