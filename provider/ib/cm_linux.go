@@ -36,6 +36,19 @@ type conn struct {
 	// crashes in librdmacm. A second caller waits for the first to finish,
 	// since a JFR destroys its SRQ only after its QPs are gone.
 	dropOnce sync.Once
+	// qpMu orders drop's destroy of the QP against toError from failure
+	// paths on other goroutines; qpGone says the QP is destroyed.
+	qpMu   sync.Mutex
+	qpGone bool
+}
+
+// toError moves the QP to ERROR unless drop destroyed it already.
+func (cn *conn) toError() {
+	cn.qpMu.Lock()
+	defer cn.qpMu.Unlock()
+	if !cn.qpGone && cn.qp != nil {
+		_ = cn.qp.ToError()
+	}
 }
 
 // cmServer is a context's listener and the goroutine that answers the
@@ -206,7 +219,10 @@ func (s *cmServer) dropNow(cn *conn) {
 	_ = cn.id.Disconnect()
 	if cn.qp != nil {
 		s.c.hub.unwatchQP(cn.qp.Num)
+		cn.qpMu.Lock()
+		cn.qpGone = true
 		cn.id.DestroyQP()
+		cn.qpMu.Unlock()
 	}
 	_ = cn.id.Destroy()
 }

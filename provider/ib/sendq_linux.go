@@ -587,7 +587,7 @@ func (q *sendq) failLocked(raise bool) {
 		}
 	}
 	for _, cn := range q.allConns() {
-		_ = cn.qp.ToError()
+		cn.toError()
 	}
 	if raise {
 		ev := provider.EventJFSErr
@@ -736,7 +736,7 @@ func (q *sendq) connFor(r *remote) (*conn, error) {
 // completes (with REM_ACCESS_ABORT_ERR for the first, see complete).
 func (q *sendq) connDown(cn *conn) {
 	cn.dead.Store(true)
-	_ = cn.qp.ToError()
+	cn.toError()
 }
 
 func (q *sendq) Advise(p provider.Remote) error {
