@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -233,17 +231,6 @@ func testConfig(t *testing.T, args ...string) config {
 	return cfg
 }
 
-// exitCode is a finished program's exit status.
-func exitCode(t *testing.T, err error) int {
-	t.Helper()
-	if err == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	require.True(t, errors.As(err, &ee), "%v", err)
-	return ee.ExitCode()
-}
-
 var listening = regexp.MustCompile(`events: listening on (\S+)`)
 
 // TestServerClient runs the two sides as processes, as two terminals
@@ -279,10 +266,10 @@ func TestModeMismatch(t *testing.T) {
 	srv.Await(listening, 10*time.Second)
 	cli := extest.Start(t, "client", bin, "-client", "-addr", addr, "-mode", "event", "-count", "10")
 	out, err := cli.Wait(10 * time.Second)
-	assert.Equal(t, 1, exitCode(t, err), out)
+	assert.Equal(t, 1, extest.ExitCode(t, err), out)
 	assert.Contains(t, out, "events: the server refused: the client asks for event mode, the server runs -mode poll")
 	out, err = srv.Wait(10 * time.Second)
-	assert.Equal(t, 1, exitCode(t, err), out)
+	assert.Equal(t, 1, extest.ExitCode(t, err), out)
 	assert.Contains(t, out, "events: refused the client:")
 }
 
@@ -293,7 +280,7 @@ func TestInterrupt(t *testing.T) {
 		srv.Await(listening, 10*time.Second)
 		require.NoError(t, srv.Interrupt())
 		out, err := srv.Wait(5 * time.Second)
-		assert.Equal(t, exutil.ExitInterrupted, exitCode(t, err), out)
+		assert.Equal(t, exutil.ExitInterrupted, extest.ExitCode(t, err), out)
 		assert.Contains(t, out, "events: interrupted\n")
 	})
 	for _, mode := range []string{"event", "poll"} {
@@ -303,7 +290,7 @@ func TestInterrupt(t *testing.T) {
 			time.Sleep(200 * time.Millisecond) // into the ping-pong
 			require.NoError(t, p.Interrupt())
 			out, err := p.Wait(5 * time.Second)
-			assert.Equal(t, exutil.ExitInterrupted, exitCode(t, err), out)
+			assert.Equal(t, exutil.ExitInterrupted, extest.ExitCode(t, err), out)
 			assert.Contains(t, out, "events: interrupted\n")
 			assert.NotRegexp(t, rowLine, out)
 		})
@@ -319,7 +306,7 @@ func TestBadFlags(t *testing.T) {
 		{"-nope"},
 	} {
 		out, err := extest.Start(t, "events", bin, args...).Wait(10 * time.Second)
-		assert.Equal(t, 2, exitCode(t, err), "%v: %s", args, out)
+		assert.Equal(t, 2, extest.ExitCode(t, err), "%v: %s", args, out)
 		assert.NotEmpty(t, out, args)
 		assert.NotContains(t, out, "panic", args)
 	}

@@ -132,7 +132,7 @@ func TestInterrupt(t *testing.T) {
 	srv.Await(regexp.MustCompile(`listening`), 30*time.Second)
 	require.NoError(t, srv.Interrupt())
 	out, err := srv.Wait(10 * time.Second)
-	assert.Equal(t, 130, exitCode(err), out)
+	assert.Equal(t, 130, extest.ExitCode(t, err), out)
 	assert.Contains(t, out, "krping: interrupted\n")
 
 	port = strings.Split(extest.FreeAddr(t), ":")[1]
@@ -143,7 +143,7 @@ func TestInterrupt(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	require.NoError(t, cli.Interrupt())
 	out, err = cli.Wait(10 * time.Second)
-	assert.Equal(t, 130, exitCode(err), out)
+	assert.Equal(t, 130, extest.ExitCode(t, err), out)
 	assert.Contains(t, out, "krping: interrupted\n")
 	sout, err := srv.Wait(10 * time.Second)
 	require.NoError(t, err, sout)
@@ -155,6 +155,6 @@ func TestBadOptions(t *testing.T) {
 	for _, args := range [][]string{{"server,client"}, {"size=0"}, {"frob"}, {"-nope"}} {
 		p := extest.Start(t, "krping", bin, args...)
 		out, err := p.Wait(10 * time.Second)
-		assert.Equal(t, 2, exitCode(err), "%v: %s", args, out)
+		assert.Equal(t, 2, extest.ExitCode(t, err), "%v: %s", args, out)
 	}
 }

@@ -32,8 +32,7 @@ func run(ctx context.Context, w io.Writer, c config) error {
 	c.opts.port = ln.Addr().(*net.TCPAddr).Port
 	var wg sync.WaitGroup
 	var srvErr error
-	var mu sync.Mutex
-	lw := &lockedWriter{w: w, mu: &mu}
+	lw := exutil.LockedWriter(w)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -52,18 +51,6 @@ func portOrZero(o options) string {
 		return "0"
 	}
 	return strconv.Itoa(o.port)
-}
-
-// lockedWriter keeps the two ends' lines whole in one process.
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // serverEID is the EID index whose address is addr=, so that krping's

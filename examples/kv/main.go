@@ -16,7 +16,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
@@ -141,7 +140,7 @@ func run(ctx context.Context, out io.Writer, cfg config) (res result, err error)
 	if err := cfg.validate(); err != nil {
 		return result{}, err
 	}
-	out = &lockedWriter{w: out}
+	out = exutil.LockedWriter(out)
 	if cfg.Client {
 		conn, err := exutil.Dial(ctx, cfg.Addr, dialWait)
 		if err != nil {
@@ -187,17 +186,4 @@ func run(ctx context.Context, out io.Writer, cfg config) (res result, err error)
 		return res, err
 	}
 	return res, <-served
-}
-
-// lockedWriter lets the server and the load generator of one process
-// print to one writer.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -28,24 +26,13 @@ func startServer(t *testing.T, bin, addr string, dev []string) *extest.Proc {
 	return srv
 }
 
-// exitCode is a finished process's exit status (0 for a nil error).
-func exitCode(t *testing.T, err error) int {
-	t.Helper()
-	var ee *exec.ExitError
-	if err == nil {
-		return 0
-	}
-	require.True(t, errors.As(err, &ee), "%v", err)
-	return ee.ExitCode()
-}
-
 // interrupted sends Ctrl-C and checks that the program freed its
 // resources and said so.
 func interrupted(t *testing.T, p *extest.Proc) string {
 	t.Helper()
 	require.NoError(t, p.Interrupt())
 	out, err := p.Wait(runLimit)
-	assert.Equal(t, 130, exitCode(t, err), "output:\n%s", out)
+	assert.Equal(t, 130, extest.ExitCode(t, err), "output:\n%s", out)
 	assert.Regexp(t, `(?m)^kv: interrupted$`, out)
 	return out
 }
@@ -100,7 +87,7 @@ func TestProcessesInterrupted(t *testing.T) {
 	cli.Await(regexp.MustCompile(`kv: +1\.0 s `), startLimit)
 	interrupted(t, srv)
 	out, err = cli.Wait(runLimit)
-	assert.Equal(t, 1, exitCode(t, err), "a client whose server went away fails:\n%s", out)
+	assert.Equal(t, 1, extest.ExitCode(t, err), "a client whose server went away fails:\n%s", out)
 }
 
 // The one-process mode stops on Ctrl-C too.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os/exec"
 	"regexp"
 	"testing"
 	"time"
@@ -144,24 +143,13 @@ func TestInterruptAndBadFlags(t *testing.T) {
 	srv.Await(regexp.MustCompile(`listening`), 30*time.Second)
 	require.NoError(t, srv.Interrupt())
 	out, err := srv.Wait(10 * time.Second)
-	assert.Equal(t, 130, exitCode(err), out)
+	assert.Equal(t, 130, extest.ExitCode(t, err), out)
 	assert.Contains(t, out, "storage: interrupted\n")
 
 	for _, args := range [][]string{{"-size", "0"}, {"-size", "65536"}, {"-read-pct", "101"}, {"-mode", "x"},
 		{"-server", "-client"}, {"-chunks", "0"}} {
 		p := extest.Start(t, "storage", bin, args...)
 		out, err := p.Wait(10 * time.Second)
-		assert.Equal(t, 2, exitCode(err), "%v: %s", args, out)
+		assert.Equal(t, 2, extest.ExitCode(t, err), "%v: %s", args, out)
 	}
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if err == nil {
-		return 0
-	}
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
 }

@@ -27,7 +27,7 @@ func run(ctx context.Context, w io.Writer, c config) error {
 		return err
 	}
 	c.Addr = ln.Addr().String()
-	lw := &lockedWriter{w: w}
+	lw := exutil.LockedWriter(w)
 	var wg sync.WaitGroup
 	var srvErr error
 	wg.Add(1)
@@ -44,18 +44,6 @@ func run(ctx context.Context, w io.Writer, c config) error {
 		srvErr = nil // the server was waiting for this client
 	}
 	return errors.Join(cliErr, srvErr)
-}
-
-// lockedWriter keeps the two ends' lines whole in one process.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // clientWork is what the program's client does: the corruption check if

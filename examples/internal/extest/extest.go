@@ -6,6 +6,7 @@ package extest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -162,4 +163,18 @@ func Context(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// ExitCode is a finished program's exit status: 0 for a nil error, and a
+// test failure for an error that is not an exit (a kill, a timeout).
+func ExitCode(t testing.TB, err error) int {
+	t.Helper()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("the program did not exit: %v", err)
+	}
+	return ee.ExitCode()
 }
