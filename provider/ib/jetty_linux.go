@@ -304,6 +304,10 @@ func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) 
 	if err != nil {
 		return err
 	}
+	if !rq.beginAccept() {
+		return provider.Errorf(provider.ErrNotFound, "%v %d is closed", r.kind, r.target)
+	}
+	defer rq.accepting.Done()
 	if r.op == opBind {
 		if jt == nil || rq.mode != provider.RC {
 			return provider.Errorf(provider.ErrInvalid, "bind to something that is not an RC jetty")

@@ -3,11 +3,8 @@
 package ib
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
@@ -18,22 +15,26 @@ import (
 // peer, is a responder QP attached to the SRQ, so receives posted once
 // serve them all.
 type jfr struct {
-	ctx    *ibContext
-	id     uint32 // URMA id; a Jetty's own JFR has the Jetty's
-	cid    uint32 // completer id, in the wr_ids of receives
-	srq    *verbs.SRQ
-	val    uint64
-	jfc    *jfc
-	depth  int
-	maxSGE int
-	mode   provider.TransportMode
-	policy provider.TokenPolicy
-	token  uint32
-	kind   provider.JettyKind
-	jetty  *jetty // owner when this is a Jetty's own JFR
-	src    asyncq.Source
-	users  atomic.Int32 // Jetties sharing it
-	closed atomic.Bool
+	// accepting counts connections the CM goroutine is accepting onto the
+	// SRQ (QP created, not yet attached), so that forceClose drops them
+	// too before it destroys the SRQ, which refuses while a QP is on it.
+	accepting sync.WaitGroup
+	ctx       *ibContext
+	id        uint32 // URMA id; a Jetty's own JFR has the Jetty's
+	cid       uint32 // completer id, in the wr_ids of receives
+	srq       *verbs.SRQ
+	val       uint64
+	jfc       *jfc
+	depth     int
+	maxSGE    int
+	mode      provider.TransportMode
+	policy    provider.TokenPolicy
+	token     uint32
+	kind      provider.JettyKind
+	jetty     *jetty // owner when this is a Jetty's own JFR
+	src       asyncq.Source
+	users     atomic.Int32 // Jetties sharing it
+	closed    atomic.Bool
 
 	mu    sync.Mutex
 	state provider.State
@@ -315,6 +316,11 @@ func (j *jfr) forceClose() error {
 	if j.closed.Swap(true) {
 		return nil
 	}
+	// beginAccept checks closed under mu: after this lock no accept
+	// starts, and those that started are waited for.
+	j.mu.Lock()
+	j.mu.Unlock()
+	j.accepting.Wait()
 	j.mu.Lock()
 	conns := make([]*conn, 0, len(j.conns))
 	for cn := range j.conns {
@@ -333,7 +339,7 @@ func (j *jfr) forceClose() error {
 		c.untrack(j)
 	}
 	j.closeUD()
-	err := j.destroySRQ()
+	err := j.srq.Destroy()
 	c.dropCompleter(j.cid)
 	j.jfc.users.Add(-1)
 	if err != nil {
@@ -342,18 +348,16 @@ func (j *jfr) forceClose() error {
 	return nil
 }
 
-// destroySRQ destroys the SRQ. The CM goroutine creates a QP on it for a
-// peer's connection before attaching the QP to the JFR, so a close in that
-// window finds the SRQ busy for a moment: it retries for up to a second.
-func (j *jfr) destroySRQ() error {
-	var err error
-	for wait := time.Millisecond; ; wait *= 2 {
-		if err = j.srq.Destroy(); !errors.Is(err, syscall.EBUSY) || wait > time.Second {
-			return err
-		}
-		provider.Logf(provider.LogInfo, "ib: jfr %d: SRQ busy (a connection being accepted), retrying", j.id)
-		time.Sleep(wait)
+// beginAccept registers a connection being accepted onto the SRQ; false
+// means the JFR is closing. The accept ends with accepting.Done.
+func (j *jfr) beginAccept() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed.Load() {
+		return false
 	}
+	j.accepting.Add(1)
+	return true
 }
 
 // crStatus maps a verbs completion status to a URMA one.
