@@ -189,25 +189,25 @@ func domain(s *Signature) (viewio.Sig, error) {
 	return viewio.Sig{Table: t, Block: s.BlockSize}, nil
 }
 
-// wireLen is the wire form's length of memLen bytes of memory.
+// wireLen is the wire form's length of memLen bytes of memory: the
+// memory's plain length with the wire's signatures added. A signed memory
+// must be whole protected blocks, a signed wire whole plain ones; with
+// both, the block sizes must match and the length does not change.
 func wireLen(memLen uint64, mem, wire *Signature) (uint64, error) {
-	switch {
-	case mem != nil && wire != nil:
-		if mem.BlockSize != wire.BlockSize {
-			return 0, provider.Errorf(urma.ErrInvalid, "memory blocks of %d bytes, wire blocks of %d: they must match", mem.BlockSize, wire.BlockSize)
-		}
-		fallthrough
-	case mem != nil:
-		n, err := mem.PlainLen(int(memLen))
-		if err != nil || wire == nil {
-			return uint64(n), err
-		}
-		return memLen, nil
-	case wire != nil:
-		n, err := wire.ProtectedLen(int(memLen))
-		return uint64(n), err
+	if mem != nil && wire != nil && mem.BlockSize != wire.BlockSize {
+		return 0, provider.Errorf(urma.ErrInvalid, "memory blocks of %d bytes, wire blocks of %d: they must match", mem.BlockSize, wire.BlockSize)
 	}
-	return memLen, nil
+	n := int(memLen)
+	var err error
+	if mem != nil {
+		if n, err = mem.PlainLen(n); err != nil {
+			return 0, err
+		}
+	}
+	if wire != nil {
+		n, err = wire.ProtectedLen(n)
+	}
+	return uint64(n), err
 }
 
 // Len is the length of the view's memory, what its SGE ranges over.
@@ -315,11 +315,6 @@ func (v *View) Invalidate() error {
 	}
 	return nil
 }
-
-// Offloaded reports whether the device moves the view's data itself (an
-// mlx5 signature memory key). It is false for every provider here: see the
-// type's comment.
-func (v *View) Offloaded() bool { return false }
 
 // Close invalidates the view and frees its bounce segment. A transfer still
 // in flight then completes with an error. Idempotent and nil-safe.

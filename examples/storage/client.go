@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -30,8 +29,6 @@ type clientStats struct {
 
 const maxChunks = (maxPayload + chunkData - 1) / chunkData
 
-var errStatus = errors.New("request refused")
-
 // statusError is a refused request.
 type statusError struct {
 	op     string
@@ -42,8 +39,6 @@ type statusError struct {
 func (e *statusError) Error() string {
 	return fmt.Sprintf("%s of id %d: %s", e.op, e.id, statusName(e.status))
 }
-
-func (e *statusError) Is(target error) bool { return target == errStatus }
 
 func newClient(e *end) (*client, error) {
 	c := &client{end: e}
