@@ -313,12 +313,13 @@ func (j *jfr) Close() error {
 // forceClose disconnects every peer (their requests then fail with a
 // remote error) and destroys the SRQ.
 func (j *jfr) forceClose() error {
+	// Closed under mu, where beginAccept looks: no accept starts after
+	// this, and those that started are waited for.
+	j.mu.Lock()
 	if j.closed.Swap(true) {
+		j.mu.Unlock()
 		return nil
 	}
-	// beginAccept checks closed under mu: after this lock no accept
-	// starts, and those that started are waited for.
-	j.mu.Lock()
 	j.mu.Unlock()
 	j.accepting.Wait()
 	j.mu.Lock()
