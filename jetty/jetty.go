@@ -19,6 +19,7 @@ type Jetty struct {
 	sender
 	receiver
 	p      provider.Jetty
+	ctx    *urma.Context
 	closer closer
 }
 
@@ -27,7 +28,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 	if ctx == nil {
 		return nil, opErr("create jetty", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
-	j := &Jetty{}
+	j := &Jetty{ctx: ctx}
 	sc, err := cfg.Send.provider(ctx, j)
 	if err != nil {
 		return nil, opErr("create jetty", err)
@@ -82,6 +83,9 @@ func (j *Jetty) Unbind() error {
 	}
 	return nil
 }
+
+// Context is the context the Jetty was created in.
+func (j *Jetty) Context() *urma.Context { return j.ctx }
 
 // Raw returns the provider's Jetty.
 func (j *Jetty) Raw() provider.Jetty { return j.p }

@@ -41,6 +41,11 @@ func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind provide
 	return &Remote{p: p}, nil
 }
 
+// WrapRemote makes a Remote of a provider's remote. It is for packages that
+// add provider-specific ways of reaching peers (package rdmacm); others
+// import with ImportJFR and ImportJetty.
+func WrapRemote(p provider.Remote) *Remote { return &Remote{p: p} }
+
 // Desc returns the descriptor the remote was imported from.
 func (r *Remote) Desc() Descriptor { return r.p.Desc() }
 

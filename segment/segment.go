@@ -187,6 +187,11 @@ func Import(ctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
 	return &Target{p: p}, nil
 }
 
+// WrapTarget makes a Target of a provider's target. It is for packages that
+// add provider-specific ways of naming remote memory (package rdmacm);
+// others import with Import.
+func WrapTarget(p provider.Target) *Target { return &Target{p: p} }
+
 // Descriptor returns the descriptor the target was imported from.
 func (t *Target) Descriptor() Descriptor { return t.p.Desc() }
 

@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"context"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -289,19 +290,46 @@ func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func
 	if port == 0 || port > 0xffff {
 		return dialed{}, provider.Errorf(provider.ErrNotFound, "no context with uasid %d: uasids are rdma_cm ports", port)
 	}
+	rnr := 7
+	if req.op == opConnect || req.op == opBind {
+		rnr = int(req.rnrRetry)
+	}
+	to := netip.AddrPortFrom(dst.Addr().Unmap(), uint16(port))
+	d, rejected, err := c.connectCM(context.Background(), to, req.marshal(), rnr, rdAtomic(c), makeQP)
+	if err != nil {
+		return dialed{}, err
+	}
+	if rejected != nil {
+		rep, perr := parseReply(rejected.PrivateData)
+		if perr != nil {
+			return dialed{}, provider.Errorf(provider.ErrNotFound, "no urma context listens at %s", to)
+		}
+		return dialed{reply: rep}, nil
+	}
+	return d, nil
+}
+
+// connectCM resolves to, creates the QP with makeQP and connects with
+// private data pdata. An established connection's id is migrated to the
+// context's rdma_cm goroutine; a reject is returned as its event, with
+// nothing left behind. ctx ends the wait for the connection early.
+func (c *ibContext) connectCM(ctx context.Context, to netip.AddrPort, pdata []byte, rnr, rd int,
+	makeQP func(verbs.CMID) (*verbs.QP, error)) (dialed, *verbs.CMEvent, error) {
 	ch, err := verbs.NewEventChannel()
 	if err != nil {
-		return dialed{}, verbsErr("create rdma_cm channel", err)
+		return dialed{}, nil, verbsErr("create rdma_cm channel", err)
 	}
 	defer ch.Destroy()
 	w, err := verbs.NewWaiter(ch.FD(), "rdma_cm connect")
 	if err != nil {
-		return dialed{}, verbsErr("watch rdma_cm channel", err)
+		return dialed{}, nil, verbsErr("watch rdma_cm channel", err)
 	}
 	defer w.Close()
+	stop := context.AfterFunc(ctx, func() { _ = w.Close() })
+	defer stop()
 	id, err := ch.NewID()
 	if err != nil {
-		return dialed{}, verbsErr("create rdma_cm id", err)
+		return dialed{}, nil, verbsErr("create rdma_cm id", err)
 	}
 	var qp *verbs.QP
 	keep := false
@@ -313,51 +341,50 @@ func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func
 			_ = id.Destroy()
 		}
 	}()
-	to := dst.Addr().Unmap()
-	where := netip.AddrPortFrom(to, uint16(port)).String()
-	from, scope := c.sourceFor(to)
-	if err := id.ResolveAddr(from, scope, to, uint16(port), scope, int(resolveTimeout/time.Millisecond)); err != nil {
-		return dialed{}, verbsErr("resolve "+where, err)
+	where := to.String()
+	// A wait cut short by ctx reports ctx's error, not a closed waiter.
+	wait := func(want int, d time.Duration, what string) (verbs.CMEvent, error) {
+		ev, err := waitCM(ch, w, want, d, what)
+		if err != nil && ctx.Err() != nil {
+			return ev, ctx.Err()
+		}
+		return ev, err
 	}
-	if _, err := waitCM(ch, w, verbs.CMAddrResolved, resolveTimeout+time.Second, "address of "+where); err != nil {
-		return dialed{}, err
+	from, scope := c.sourceFor(to.Addr())
+	if err := id.ResolveAddr(from, scope, to.Addr(), to.Port(), scope, int(resolveTimeout/time.Millisecond)); err != nil {
+		return dialed{}, nil, verbsErr("resolve "+where, err)
+	}
+	if _, err := wait(verbs.CMAddrResolved, resolveTimeout+time.Second, "address of "+where); err != nil {
+		return dialed{}, nil, err
 	}
 	if err := id.ResolveRoute(int(resolveTimeout / time.Millisecond)); err != nil {
-		return dialed{}, verbsErr("resolve route to "+where, err)
+		return dialed{}, nil, verbsErr("resolve route to "+where, err)
 	}
-	if _, err := waitCM(ch, w, verbs.CMRouteResolved, resolveTimeout+time.Second, "route to "+where); err != nil {
-		return dialed{}, err
+	if _, err := wait(verbs.CMRouteResolved, resolveTimeout+time.Second, "route to "+where); err != nil {
+		return dialed{}, nil, err
 	}
 	if !id.OnContext(c.vc) {
-		return dialed{}, provider.Errorf(provider.ErrInvalid, "%s is reached through another device than %s", where, c.dev.info.Name)
+		return dialed{}, nil, provider.Errorf(provider.ErrInvalid, "%s is reached through another device than %s", where, c.dev.info.Name)
 	}
 	if qp, err = makeQP(id); err != nil {
-		return dialed{}, err
+		return dialed{}, nil, err
 	}
-	rnr := 7
-	if req.op == opConnect || req.op == opBind {
-		rnr = int(req.rnrRetry)
+	if err := id.Connect(pdata, 7, rnr, rd); err != nil {
+		return dialed{}, nil, verbsErr("connect to "+where, err)
 	}
-	if err := id.Connect(req.marshal(), 7, rnr, rdAtomic(c)); err != nil {
-		return dialed{}, verbsErr("connect to "+where, err)
-	}
-	ev, err := waitCM(ch, w, verbs.CMEstablished, connectTimeout, where)
-	if ev.Type == verbs.CMRejected {
-		rep, perr := parseReply(ev.PrivateData)
-		if perr != nil {
-			return dialed{}, provider.Errorf(provider.ErrNotFound, "no urma context listens at %s", where)
-		}
-		return dialed{reply: rep}, nil
+	ev, err := wait(verbs.CMEstablished, connectTimeout, where)
+	if err == nil && ev.Type == verbs.CMRejected {
+		return dialed{}, &ev, nil
 	}
 	if err != nil {
-		return dialed{}, err
+		return dialed{}, nil, err
 	}
 	if err := id.Migrate(c.cm.ch); err != nil {
 		_ = id.Disconnect()
-		return dialed{}, verbsErr("migrate rdma_cm id", err)
+		return dialed{}, nil, verbsErr("migrate rdma_cm id", err)
 	}
 	keep = true
-	return dialed{id: id, qp: qp, reply: reply{}}, nil
+	return dialed{id: id, qp: qp}, nil, nil
 }
 
 // waitCM waits for an event of type want; a reject is returned as an

@@ -117,6 +117,8 @@ func (j *jetty) Bind(p provider.Remote) error {
 	switch {
 	case j.sq.mode != provider.RC:
 		return provider.Errorf(provider.ErrInvalid, "bind needs an RC jetty, this one is %v", j.sq.mode)
+	case r.foreign:
+		return provider.Errorf(provider.ErrInvalid, "an rdma_cm peer is reached by DialRDMACM or a listener's Accept, not Bind")
 	case r.desc.Kind != provider.KindJetty || r.desc.Mode != provider.RC:
 		return provider.Errorf(provider.ErrInvalid, "bind needs an RC jetty at the other end, not an %v %v", r.desc.Mode, r.desc.Kind)
 	}
@@ -149,6 +151,10 @@ func (j *jetty) connect(r *remote) (*conn, error) {
 			return nil, provider.Errorf(provider.ErrBusy, "jetty is connected to %v", peer)
 		}
 		return cn, nil
+	}
+	if r.foreign {
+		j.mu.Unlock()
+		return nil, provider.Errorf(provider.ErrClosed, "connection to rdma_cm peer %v is gone", r.desc.ID.EID)
 	}
 	old := j.cn
 	j.cn = nil

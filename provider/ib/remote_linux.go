@@ -15,6 +15,9 @@ type remote struct {
 	token  uint32
 	ctx    *ibContext
 	closed atomic.Bool
+	// foreign marks a plain rdma_cm peer (rdmacm_linux.go): no URMA
+	// context answers there, so its connection is never remade.
+	foreign bool
 }
 
 func (c *ibContext) Import(desc provider.JettyDesc, token uint32) (provider.Remote, error) {

@@ -127,6 +127,17 @@ func (id CMID) Listen(backlog int) error {
 // SrcPort is the bound local port.
 func (id CMID) SrcPort() uint16 { return uint16(C.uv_cm_src_port(id.p)) }
 
+// Peer is the address and port of the other end, invalid for families
+// other than IP.
+func (id CMID) Peer() netip.AddrPort {
+	var a [16]byte
+	var port C.uint16_t
+	if C.uv_cm_peer(id.p, (*C.uint8_t)(&a[0]), &port) != 0 {
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(netip.AddrFrom16(a).Unmap(), uint16(port))
+}
+
 // OnContext reports whether the id is bound to the device of c, so a QP of
 // c's PD can be created on it.
 func (id CMID) OnContext(c *Context) bool { return C.uv_cm_verbs(id.p) == c.c }

@@ -445,6 +445,31 @@ int uv_cm_channel_fd(struct rdma_event_channel *ch) { return ch->fd; }
 const char *uv_context_name(struct ibv_context *ctx) { return ibv_get_device_name(ctx->device); }
 uint16_t uv_cm_src_port(struct rdma_cm_id *id) { return ntohs(rdma_get_src_port(id)); }
 
+/* uv_cm_peer copies the peer's address (IPv4 as v4-mapped) and port;
+ * it returns -1 for families other than IP. */
+int uv_cm_peer(struct rdma_cm_id *id, uint8_t *addr, uint16_t *port)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(id);
+
+	if (sa->sa_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+		memset(addr, 0, 10);
+		addr[10] = addr[11] = 0xff;
+		memcpy(addr + 12, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -1;
+}
+
 static socklen_t uv_sockaddr(struct sockaddr_storage *ss, const uint8_t *a, uint16_t port, uint32_t scope)
 {
 	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};

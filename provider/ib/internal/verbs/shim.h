@@ -138,6 +138,7 @@ int uv_async_fd(struct ibv_context *ctx);
 int uv_cm_channel_fd(struct rdma_event_channel *ch);
 const char *uv_context_name(struct ibv_context *ctx);
 uint16_t uv_cm_src_port(struct rdma_cm_id *id);
+int uv_cm_peer(struct rdma_cm_id *id, uint8_t *addr, uint16_t *port);
 
 // Addresses are passed as 16 bytes (IPv4 in the ::ffff: mapped form), a
 // port in host order and an IPv6 scope id.
