@@ -15,7 +15,7 @@ type RDMACM interface {
 	// addr. On success j is bound to the returned Remote, which stands for
 	// the peer: requests without a Target go there, and Unbind
 	// disconnects. The connection is not remade if it breaks.
-	DialRDMACM(ctx context.Context, j Jetty, addr netip.AddrPort) (Remote, error)
+	DialRDMACM(ctx context.Context, j Jetty, addr netip.AddrPort) (CMPeer, error)
 	// ListenRDMACM listens for plain rdma_cm connections at addr; port 0
 	// picks one.
 	ListenRDMACM(addr netip.AddrPort) (CMListener, error)
@@ -29,6 +29,14 @@ type RDMACM interface {
 	ImportKey(r Remote, va, length uint64, rkey uint32) (Target, error)
 }
 
+// CMPeer is the Remote a plain rdma_cm connection is bound to.
+type CMPeer interface {
+	Remote
+	// Done is closed when the connection ends: the peer disconnected, the
+	// connection failed, or the peer was closed here.
+	Done() <-chan struct{}
+}
+
 // CMListener accepts plain rdma_cm connections onto Jetties.
 type CMListener interface {
 	// Addr is the address and port the listener is bound to.
@@ -36,7 +44,7 @@ type CMListener interface {
 	// Accept waits for a connection request and accepts it onto the
 	// unbound RC Jetty j, which is then bound to the returned Remote as
 	// after DialRDMACM.
-	Accept(ctx context.Context, j Jetty) (Remote, error)
+	Accept(ctx context.Context, j Jetty) (CMPeer, error)
 	// Close stops listening; accepted connections stay.
 	Close() error
 }

@@ -33,8 +33,17 @@ import (
 type Conn struct {
 	j    *jetty.Jetty
 	cm   provider.RDMACM
+	p    provider.CMPeer
 	peer *jetty.Remote
 }
+
+func newConn(j *jetty.Jetty, cm provider.RDMACM, p provider.CMPeer) *Conn {
+	return &Conn{j: j, cm: cm, p: p, peer: jetty.WrapRemote(p)}
+}
+
+// Done is closed when the connection ends: the peer disconnected (rping
+// does when its count is done), the connection failed, or Close.
+func (c *Conn) Done() <-chan struct{} { return c.p.Done() }
 
 // Dial connects the unbound RC Jetty j to the rdma_cm listener at addr
 // ("host:port", as rping -s -a host -p port listens). ctx bounds the
@@ -55,7 +64,7 @@ func Dial(ctx context.Context, j *jetty.Jetty, addr string) (*Conn, error) {
 		}
 		return nil, &urma.OpError{Op: "rdma_cm dial", Obj: addr, Err: err}
 	}
-	return &Conn{j: j, cm: cm, peer: jetty.WrapRemote(r)}, nil
+	return newConn(j, cm, r), nil
 }
 
 // Peer is the Remote standing for the peer; the Jetty is bound to it.
@@ -144,7 +153,7 @@ func (l *Listener) Accept(ctx context.Context, j *jetty.Jetty) (*Conn, error) {
 	if err != nil {
 		return nil, &urma.OpError{Op: "rdma_cm accept", Obj: l.Addr().String(), Err: err}
 	}
-	return &Conn{j: j, cm: cm, peer: jetty.WrapRemote(r)}, nil
+	return newConn(j, cm, r), nil
 }
 
 // Close stops listening; connections already accepted stay. Requests not

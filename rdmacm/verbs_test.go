@@ -164,8 +164,23 @@ func TestVerbsPeer(t *testing.T) {
 
 			// The client hangs up: the server's next request fails, and
 			// the server's Jetty can be used again.
+			select {
+			case <-sc.Done():
+				t.Fatal("the server's connection ended early")
+			default:
+			}
 			require.NoError(t, cc.Close())
 			require.NoError(t, cc.Close())
+			select {
+			case <-cc.Done():
+			default:
+				t.Fatal("Close left Done open")
+			}
+			select {
+			case <-sc.Done():
+			case <-time.After(20 * time.Second):
+				t.Fatal("the server did not see the client hang up within 20s")
+			}
 			deadline := time.Now().Add(20 * time.Second)
 			for {
 				require.NoError(t, srv.j.Write(nil, t0.SGE(0, 4), srv.seg.SGE(100, 4), 0, 14))

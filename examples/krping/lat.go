@@ -14,7 +14,7 @@ import (
 // buffer: the client first, then the server.
 func exchangeAds(ctx context.Context, p *peer, client bool) (ad, error) {
 	if client {
-		if err := p.sendAd(advertise(p.start)); err != nil {
+		if err := p.advertise(p.start); err != nil {
 			return ad{}, err
 		}
 		return p.recvAdAfterSend(ctx)
@@ -23,7 +23,7 @@ func exchangeAds(ctx context.Context, p *peer, client bool) (ad, error) {
 	if err != nil {
 		return ad{}, err
 	}
-	if err := p.sendAd(advertise(p.start)); err != nil {
+	if err := p.advertise(p.start); err != nil {
 		return ad{}, err
 	}
 	_, err = p.await(ctx, false, sendCtx)

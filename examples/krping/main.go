@@ -7,6 +7,11 @@
 //	krping server,addr=127.0.0.1,port=9999
 //	krping client,addr=127.0.0.1,port=9999,count=100,size=64,validate,verbose
 //	krping count=1000,validate            # both ends in one process
+//
+// With the rping option it talks to rdma-core's rping over plain rdma_cm
+// (ib provider only):
+//
+//	krping -provider ib -dev rxe0 client,rping,addr=169.254.77.1,size=100,validate
 package main
 
 import (
@@ -28,7 +33,7 @@ func main() {
 	fs.IntVar(&c.eid, "eid", -1, "EID index of this end (default: the EID equal to addr=, else 0; the client of a one-process run takes 1)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: krping [-provider P] [-dev D] [-eid N] option[,option...]\n"+
-			"options: server client addr=IP port=N count=N size=N verbose validate wlat rlat bw duplex txdepth=N poll\n")
+			"options: server client addr=IP port=N count=N size=N verbose validate wlat rlat bw duplex txdepth=N poll rping\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/examples/internal/extest"
+	"github.com/urma-go/sdk/urma"
 )
 
 func runString(t *testing.T, opts string) (string, error) {
@@ -156,5 +157,15 @@ func TestBadOptions(t *testing.T) {
 		p := extest.Start(t, "krping", bin, args...)
 		out, err := p.Wait(10 * time.Second)
 		assert.Equal(t, 2, extest.ExitCode(t, err), "%v: %s", args, out)
+	}
+}
+
+// TestRpingNeedsVerbs: the rping mode needs rdma_cm, which the loopback
+// provider has not; every mode says so instead of hanging.
+func TestRpingNeedsVerbs(t *testing.T) {
+	for _, opts := range []string{"rping,count=1", "server,rping", "client,rping,count=1"} {
+		out, err := runString(t, opts)
+		require.ErrorIs(t, err, urma.ErrNotSupported, "%s: %s", opts, out)
+		assert.ErrorContains(t, err, "has no rdma_cm", opts)
 	}
 }

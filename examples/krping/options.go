@@ -23,16 +23,23 @@ type options struct {
 	duplex         bool
 	txdepth        int
 	poll           bool
+	// rping talks to rdma-core's rping instead of krping: plain rdma_cm
+	// on addr:port, no out-of-band channel, the ping test only.
+	rping bool
 }
 
 // defaultPort is used when the string has no port=; krping's examples use
-// 9999.
-const defaultPort = 9999
+// 9999. rpingPort is rping's own default.
+const (
+	defaultPort = 9999
+	rpingPort   = 7174
+)
 
 // parseOptions parses s. Unknown keys, bad numbers and contradictions are
 // errors that name the option.
 func parseOptions(s string) (options, error) {
 	o := options{addr: "127.0.0.1", port: defaultPort, size: 64, txdepth: 64}
+	portGiven := false
 	for _, field := range strings.Split(s, ",") {
 		field = strings.TrimSpace(field)
 		if field == "" {
@@ -70,6 +77,7 @@ func parseOptions(s string) (options, error) {
 			o.addr = val
 		case "port":
 			err = num(&o.port, 1, 65535)
+			portGiven = true
 		case "count":
 			err = num(&o.count, 0, 1<<31-1)
 		case "size":
@@ -90,8 +98,10 @@ func parseOptions(s string) (options, error) {
 			err = num(&o.txdepth, 1, 4096)
 		case "poll":
 			err = flag(&o.poll)
+		case "rping":
+			err = flag(&o.rping)
 		default:
-			err = fmt.Errorf("unknown option %q (known: server client addr port count size verbose validate wlat rlat bw duplex txdepth poll)", key)
+			err = fmt.Errorf("unknown option %q (known: server client addr port count size verbose validate wlat rlat bw duplex txdepth poll rping)", key)
 		}
 		if err != nil {
 			return o, err
@@ -104,6 +114,11 @@ func parseOptions(s string) (options, error) {
 		return o, fmt.Errorf("pick only one test: wlat, rlat or bw")
 	case o.duplex && !o.bw:
 		return o, fmt.Errorf("duplex goes with bw")
+	case o.rping && o.test() != "ping":
+		return o, fmt.Errorf("rping runs the ping test only, not %s", o.test())
+	}
+	if o.rping && !portGiven {
+		o.port = rpingPort
 	}
 	return o, nil
 }

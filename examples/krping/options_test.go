@@ -23,6 +23,12 @@ func TestParseOptions(t *testing.T) {
 	o, err = parseOptions("")
 	require.NoError(t, err)
 	assert.Equal(t, options{addr: "127.0.0.1", port: defaultPort, size: 64, txdepth: 64}, o)
+	o, err = parseOptions("client,rping,addr=169.254.77.1,count=5")
+	require.NoError(t, err)
+	assert.Equal(t, []any{true, rpingPort, "ping"}, []any{o.rping, o.port, o.test()})
+	o, err = parseOptions("rping,port=7000")
+	require.NoError(t, err)
+	assert.Equal(t, 7000, o.port)
 	o, err = parseOptions("bw,duplex")
 	require.NoError(t, err)
 	assert.Equal(t, "bw duplex", o.test())
@@ -42,6 +48,8 @@ func TestParseOptions(t *testing.T) {
 		"addr=":            "addr needs a value",
 		"txdepth=0":        "txdepth=0",
 		"server,,port=1,=": `unknown option ""`,
+		"rping,wlat":       "rping runs the ping test only, not wlat",
+		"rping=1":          `option "rping" takes no value`,
 	} {
 		_, err := parseOptions(s)
 		assert.ErrorContains(t, err, want, "%q", s)

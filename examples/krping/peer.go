@@ -11,6 +11,7 @@ import (
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/rdmacm"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
@@ -28,6 +29,9 @@ type peer struct {
 	jetty *jetty.Jetty
 	// remote is the other end's Jetty, bound.
 	remote *jetty.Remote
+	// cm is the connection to an rping peer (the rping option), which
+	// stands in for remote.
+	cm *rdmacm.Conn
 	// ctl holds the receive slots and a send slot, adSize each.
 	ctl *segment.Segment
 	// start and rdma are the ping buffers, each its own segment so that an
@@ -164,10 +168,19 @@ func (p *peer) buffers(size int) error {
 	return err
 }
 
-// advertise describes one of this end's buffers.
-func advertise(s *segment.Segment) ad {
+// advertise SENDs the advertisement of one of this end's buffers. To an
+// rping peer it carries the buffer's address and rkey; to a krping peer,
+// its address and token id.
+func (p *peer) advertise(s *segment.Segment) error {
+	if p.cm != nil {
+		va, rkey, err := p.cm.Key(s)
+		if err != nil {
+			return err
+		}
+		return p.sendAd(ad{buf: va, rkey: rkey, size: uint32(s.Len())})
+	}
 	d := s.Descriptor()
-	return ad{buf: d.VA, rkey: d.TokenID, size: uint32(d.Len)}
+	return p.sendAd(ad{buf: d.VA, rkey: d.TokenID, size: uint32(d.Len)})
 }
 
 // target imports the buffer a received advertisement names. The advert
@@ -176,6 +189,14 @@ func advertise(s *segment.Segment) ad {
 // kept: a loop advertises the same buffers again and again.
 func (p *peer) target(a ad) (*segment.Target, error) {
 	if t, ok := p.imports[a]; ok {
+		return t, nil
+	}
+	if p.cm != nil {
+		t, err := p.cm.Import(a.buf, uint64(a.size), a.rkey)
+		if err != nil {
+			return nil, err
+		}
+		p.imports[a] = t
 		return t, nil
 	}
 	desc := segment.Descriptor{EID: p.peerID.ID.EID, UASID: p.peerID.ID.UASID, VA: a.buf, Len: uint64(a.size),
@@ -264,6 +285,9 @@ func (p *peer) close() error {
 	for k, t := range p.imports {
 		errs = append(errs, t.Close())
 		delete(p.imports, k)
+	}
+	if p.cm != nil {
+		errs = append(errs, p.cm.Close())
 	}
 	if p.jetty != nil && p.remote != nil {
 		_ = p.jetty.Unbind()

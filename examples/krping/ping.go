@@ -13,13 +13,13 @@ func pingClient(ctx context.Context, w io.Writer, p *peer, o options) error {
 	for ping := 0; o.count == 0 || ping < o.count; ping++ {
 		src := p.start.Bytes()
 		start = fillPing(src, ping, start)
-		if err := p.sendAd(advertise(p.start)); err != nil {
+		if err := p.advertise(p.start); err != nil {
 			return err
 		}
 		if err := p.goAhead(ctx); err != nil {
 			return fmt.Errorf("waiting for go ahead after the source advertisement: %w", err)
 		}
-		if err := p.sendAd(advertise(p.rdma)); err != nil {
+		if err := p.advertise(p.rdma); err != nil {
 			return err
 		}
 		if err := p.goAhead(ctx); err != nil {

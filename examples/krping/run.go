@@ -17,6 +17,9 @@ import (
 // run starts the server, the client, or both.
 func run(ctx context.Context, w io.Writer, c config) error {
 	o := c.opts
+	if o.rping {
+		return runRping(ctx, w, c)
+	}
 	switch {
 	case o.server:
 		return serve(ctx, w, c, nil, 1)

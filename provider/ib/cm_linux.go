@@ -32,6 +32,9 @@ type conn struct {
 	pending int
 	// down runs once when the peer disconnects or the connection fails.
 	down func()
+	// ended, when set, runs after down or a fatal QP event: it closes a
+	// plain rdma_cm peer's Done channel, and must be idempotent.
+	ended func()
 	// dropOnce makes drop run once: a queue's close and the peer's
 	// disconnect can both reach it, and a second rdma_destroy_qp on the id
 	// crashes in librdmacm. A second caller waits for the first to finish,

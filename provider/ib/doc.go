@@ -138,4 +138,19 @@
 // into CRSignatureErr, and invalidates on Configure and Close. Until it
 // can be tested on hardware, an honest software path beats an untested
 // hardware one.
+//
+// # Plain rdma_cm peers
+//
+// The context also implements provider.RDMACM, which package rdmacm wraps:
+// a Jetty connected to a program that speaks librdmacm and verbs only
+// (rping). DialRDMACM and a listener's Accept make an ordinary RC
+// connection with no private data (READ/atomic depths clamped to the
+// peer's with RDMA_MAX_INIT_DEPTH/RDMA_MAX_RESP_RES) and hand its id to the
+// context's rdma_cm goroutine, as for URMA peers. The peer is a remote
+// marked foreign, named by its address and port; its connection is never
+// remade, so requests after a disconnect complete with
+// REM_ACCESS_ABORT_ERR. The listener has its own event channel and waits
+// for ESTABLISHED before Accept returns, so that the Jetty may send at
+// once on iWARP too. SegmentKey is the MR's rkey; ImportKey trusts the
+// peer's rkey, which the device checks on use.
 package ib

@@ -201,11 +201,19 @@ func (j *jetty) adopt(cn *conn, peer provider.JettyID) {
 // tells the initiator.
 func (j *jetty) watch(cn *conn) {
 	c := j.ctx
-	cn.down = func() { j.sq.connDown(cn) }
+	cn.down = func() {
+		j.sq.connDown(cn)
+		if cn.ended != nil {
+			cn.ended()
+		}
+	}
 	c.cm.register(cn)
 	c.hub.watchQP(cn.qp.Num, func(verbs.AsyncEvent) {
 		j.sq.connDown(cn)
 		c.cm.hangUp(cn)
+		if cn.ended != nil {
+			cn.ended()
+		}
 	})
 }
 

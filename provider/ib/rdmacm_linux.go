@@ -30,7 +30,7 @@ func peerID(a netip.AddrPort) provider.JettyID {
 
 // newForeign is the remote a plain rdma_cm connection is bound to.
 func (c *ibContext) newForeign(a netip.AddrPort) *remote {
-	r := &remote{ctx: c, foreign: true, desc: provider.JettyDesc{ID: peerID(a), Kind: provider.KindJetty, Mode: provider.RC}}
+	r := &remote{ctx: c, foreign: true, done: make(chan struct{}), desc: provider.JettyDesc{ID: peerID(a), Kind: provider.KindJetty, Mode: provider.RC}}
 	c.track(r)
 	return r
 }
@@ -68,7 +68,7 @@ func (j *jetty) free() error {
 }
 
 // DialRDMACM implements provider.RDMACM.
-func (c *ibContext) DialRDMACM(ctx context.Context, p provider.Jetty, addr netip.AddrPort) (provider.Remote, error) {
+func (c *ibContext) DialRDMACM(ctx context.Context, p provider.Jetty, addr netip.AddrPort) (provider.CMPeer, error) {
 	j, err := c.rawJetty(p)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (c *ibContext) DialRDMACM(ctx context.Context, p provider.Jetty, addr netip
 	j.mu.Lock()
 	j.bound = r
 	j.mu.Unlock()
-	j.adopt(&conn{id: d.id, qp: d.qp}, r.desc.ID)
+	j.adopt(&conn{id: d.id, qp: d.qp, ended: r.end}, r.desc.ID)
 	return r, nil
 }
 
@@ -214,7 +214,7 @@ func (l *cmListener) Close() error {
 }
 
 // Accept implements provider.CMListener.
-func (l *cmListener) Accept(ctx context.Context, p provider.Jetty) (provider.Remote, error) {
+func (l *cmListener) Accept(ctx context.Context, p provider.Jetty) (provider.CMPeer, error) {
 	j, err := l.c.rawJetty(p)
 	if err != nil {
 		return nil, err
@@ -305,9 +305,9 @@ func (e peerFailed) Unwrap() error { return e.error }
 
 // accept answers one request with j's QP and waits until the connection is
 // established, so that j can send at once even on iWARP.
-func (l *cmListener) accept(ctx context.Context, j *jetty, id verbs.CMID) (provider.Remote, error) {
+func (l *cmListener) accept(ctx context.Context, j *jetty, id verbs.CMID) (provider.CMPeer, error) {
 	c := l.c
-	refuse := func(err error) (provider.Remote, error) {
+	refuse := func(err error) (provider.CMPeer, error) {
 		_ = id.Reject(nil)
 		_ = id.Destroy()
 		return nil, err
@@ -328,8 +328,8 @@ func (l *cmListener) accept(ctx context.Context, j *jetty, id verbs.CMID) (provi
 		return refuse(err)
 	}
 	r := c.newForeign(from)
-	cn := &conn{id: id, qp: qp}
-	fail := func(err error) (provider.Remote, error) {
+	cn := &conn{id: id, qp: qp, ended: r.end}
+	fail := func(err error) (provider.CMPeer, error) {
 		c.unwatch(cn)
 		j.rq.detach(cn)
 		id.DestroyQP()

@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
@@ -16,8 +17,21 @@ type remote struct {
 	ctx    *ibContext
 	closed atomic.Bool
 	// foreign marks a plain rdma_cm peer (rdmacm_linux.go): no URMA
-	// context answers there, so its connection is never remade.
+	// context answers there, so its connection is never remade. done is
+	// its Done channel, closed once by end.
 	foreign bool
+	done    chan struct{}
+	endOnce sync.Once
+}
+
+// Done implements provider.CMPeer for a plain rdma_cm peer.
+func (r *remote) Done() <-chan struct{} { return r.done }
+
+// end closes the Done channel of a plain rdma_cm peer.
+func (r *remote) end() {
+	if r.foreign {
+		r.endOnce.Do(func() { close(r.done) })
+	}
 }
 
 func (c *ibContext) Import(desc provider.JettyDesc, token uint32) (provider.Remote, error) {
@@ -49,6 +63,7 @@ func (r *remote) Close() error {
 	if r.closed.Swap(true) {
 		return errClosed("remote")
 	}
+	r.end()
 	r.ctx.untrack(r)
 	return nil
 }
