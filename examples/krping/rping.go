@@ -25,7 +25,7 @@ func runRping(ctx context.Context, w io.Writer, c config) error {
 	case o.server:
 		return rpingServe(ctx, w, c, nil, 1)
 	case o.client:
-		return rpingDial(ctx, w, c, net.JoinHostPort(o.addr, strconv.Itoa(o.port)), max(c.eid, 0), 1)
+		return rpingDial(ctx, w, c, net.JoinHostPort(o.addr, strconv.Itoa(o.port)), 1)
 	}
 	// One process: the server listens on a free port unless port= was
 	// given, and says where.
@@ -49,19 +49,7 @@ func runRping(ctx context.Context, w io.Writer, c config) error {
 		wg.Wait()
 		return srvErr
 	}
-	eid := c.eid
-	if eid < 0 {
-		d, err := exutil.FindDevice(c.provider, c.dev)
-		if err != nil {
-			return err
-		}
-		srv, err := serverEID(c)
-		if err != nil {
-			return err
-		}
-		eid = (srv + 1) % len(d.EIDs())
-	}
-	cliErr := rpingDial(ctx, lw, c, addr, eid, 2)
+	cliErr := rpingDial(ctx, lw, c, addr, 2)
 	if cliErr != nil {
 		cancel()
 	}
@@ -131,8 +119,12 @@ func rpingServe(ctx context.Context, w io.Writer, c config, ready chan<- string,
 
 // rpingDial connects to the rping server at addr, pings, and disconnects,
 // which ends the server (rping -c).
-func rpingDial(ctx context.Context, w io.Writer, c config, addr string, eid, n int) (err error) {
+func rpingDial(ctx context.Context, w io.Writer, c config, addr string, n int) (err error) {
 	o := c.opts
+	eid, err := clientEID(c)
+	if err != nil {
+		return err
+	}
 	p, err := newPeer("client", o, c.provider, c.dev, eid)
 	defer func() { err = errors.Join(err, p.close()) }()
 	if err != nil {

@@ -192,22 +192,31 @@ func serverTest(ctx context.Context, w io.Writer, p *peer, o options) error {
 	return ctx.Err()
 }
 
+// clientEID is the client's EID index: -eid, else 0 for a client of its
+// own, else (both ends in one process) the EID after the server's.
+func clientEID(c config) (int, error) {
+	if c.eid >= 0 || c.opts.client {
+		return max(c.eid, 0), nil
+	}
+	d, err := exutil.FindDevice(c.provider, c.dev)
+	if err != nil {
+		return 0, err
+	}
+	srv, err := serverEID(c)
+	if err != nil {
+		return 0, err
+	}
+	return (srv + 1) % len(d.EIDs()), nil
+}
+
 // dial runs the client end.
 func dial(ctx context.Context, w io.Writer, c config, n int) (err error) {
 	o := c.opts
-	eid := c.eid
-	if eid < 0 && !o.client {
-		d, err := exutil.FindDevice(c.provider, c.dev)
-		if err != nil {
-			return err
-		}
-		srv, err := serverEID(c)
-		if err != nil {
-			return err
-		}
-		eid = (srv + 1) % len(d.EIDs())
+	eid, err := clientEID(c)
+	if err != nil {
+		return err
 	}
-	p, err := newPeer("client", o, c.provider, c.dev, max(eid, 0))
+	p, err := newPeer("client", o, c.provider, c.dev, eid)
 	defer func() { err = errors.Join(err, p.close()) }()
 	if err != nil {
 		return err
