@@ -158,6 +158,13 @@ func TestVerbsPeer(t *testing.T) {
 			require.NoError(t, err)
 			_, err = l.Accept(short, spare)
 			require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+			// Closing a listener ends its Accept.
+			l2, err := rdmacm.Listen(srv.ctx, net.JoinHostPort(d.Addr.String(), "0"))
+			require.NoError(t, err)
+			time.AfterFunc(200*time.Millisecond, func() { _ = l2.Close() })
+			_, err = l2.Accept(ctx, spare)
+			require.ErrorIs(t, err, urma.ErrClosed)
+			require.NoError(t, l2.Close())
 			// A Jetty of another context is refused.
 			_, err = l.Accept(ctx, other)
 			require.ErrorIs(t, err, urma.ErrInvalid)

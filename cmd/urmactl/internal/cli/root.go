@@ -39,6 +39,6 @@ func New() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd())
+	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd(), newPerfCmd())
 	return root
 }

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/urma-go/sdk/internal/perf"
+	"github.com/urma-go/sdk/jetty"
+)
+
+// PerfOptions configures Perf: the test's settings (the client's; a
+// server follows its client's) and where it runs.
+type PerfOptions struct {
+	Test string
+	// Server is the server's host for the client; empty runs the server.
+	Server   string
+	Device   string
+	EID      int
+	Port     int
+	Size     int
+	All      bool
+	Iters    int
+	Duration time.Duration
+	Mode     string
+	Event    bool
+	Inline   int
+	Atomic   string
+	TxDepth  int
+	RxDepth  int
+	PostList int
+	CQMod    int
+	Output   string
+}
+
+func newPerfCmd() *cobra.Command {
+	var o PerfOptions
+	cmd := &cobra.Command{
+		Use:   "perf TEST [SERVER]",
+		Short: "Measure latency or bandwidth between two processes, perftest style",
+		Long: "perf runs one of " + strings.Join(perf.Tests(), ", ") + "\n" +
+			"between a server (no SERVER argument) and a client (the server's address).\n" +
+			"The server follows the client's settings. Latency tables give t_min .. 99.999%\n" +
+			"in microseconds (write_lat and send_lat: half the round trip); bandwidth\n" +
+			"tables give BW peak and average in MB/sec (2^20 bytes) and the message rate.\n" +
+			"Runs on any provider: -d loopback0 across processes of one host, -d rxe0...",
+		Example: "  urmactl perf write_lat -d loopback0              # server\n" +
+			"  urmactl perf write_lat -d loopback0 127.0.0.1    # client\n" +
+			"  urmactl perf send_bw -a -p RM 127.0.0.1 -o json",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Test = args[0]
+			if len(args) == 2 {
+				o.Server = args[1]
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			return Perf(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Device, "dev", "d", "loopback0", "device")
+	f.IntVar(&o.EID, "eid", 0, "EID index on the device")
+	f.IntVar(&o.Port, "port", perf.DefaultPort, "TCP port of the server's out-of-band channel")
+	f.IntVarP(&o.Size, "size", "s", 0, "message size in bytes (default 2 for latency, 65536 for bandwidth; atomics 8)")
+	f.BoolVarP(&o.All, "all", "a", false, fmt.Sprintf("run every power of two from 2 to %d bytes", perf.MaxSize))
+	f.IntVarP(&o.Iters, "iters", "n", 0, "iterations per size (default 1000 for latency, 5000 for bandwidth)")
+	f.DurationVarP(&o.Duration, "duration", "D", 0, "run each size this long instead of -n iterations (e.g. 5s)")
+	f.StringVarP(&o.Mode, "mode", "p", "RC", "transport mode: RM, RC or UM (0, 1, 2)")
+	f.BoolVarP(&o.Event, "event", "e", false, "sleep on a JFCE for completions instead of busy polling")
+	f.IntVarP(&o.Inline, "inline", "I", -1, "send WRITE/SEND payloads of up to this many bytes inline (-1: device maximum, 0: never)")
+	f.StringVarP(&o.Atomic, "atomic", "A", "faa", "atomic operation: cas or faa")
+	f.IntVarP(&o.TxDepth, "tx-depth", "t", 0, "requests in flight (default 1 for latency, 128 for bandwidth)")
+	f.IntVarP(&o.RxDepth, "rx-depth", "r", 0, "receives posted for SEND (default 512)")
+	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests)")
+	f.IntVarP(&o.CQMod, "cq-mod", "Q", 0, "signal one request in this many (bandwidth tests; default min(100, tx depth/2))")
+	addOutputFlag(cmd, &o.Output)
+	return cmd
+}
+
+// Perf runs the server or the client of a perf test; the client's table
+// (or JSON) goes to out, progress and the server's notes to log.
+func Perf(ctx context.Context, out, log io.Writer, o PerfOptions) error {
+	if err := checkOutput(o.Output); err != nil {
+		return err
+	}
+	cfg, err := perfConfig(o)
+	if err != nil {
+		return err
+	}
+	if o.Port < 1 || o.Port > 65535 {
+		return fmt.Errorf("port %d: want 1 to 65535", o.Port)
+	}
+	side := perf.Side{Device: o.Device, EID: o.EID, Log: log}
+	if o.Server == "" {
+		side.Addr = net.JoinHostPort("", strconv.Itoa(o.Port))
+		return perf.Server(ctx, side)
+	}
+	side.Addr = net.JoinHostPort(o.Server, strconv.Itoa(o.Port))
+	side.Progress = log
+	if o.Output == OutputJSON {
+		rep, err := perf.Client(ctx, cfg, side, nil)
+		if err != nil {
+			return err
+		}
+		return rep.JSON(out)
+	}
+	_, err = perf.Client(ctx, cfg, side, out)
+	return err
+}
+
+// perfConfig turns the flags into a perf.Config.
+func perfConfig(o PerfOptions) (perf.Config, error) {
+	t, err := perf.ParseTest(o.Test)
+	if err != nil {
+		return perf.Config{}, err
+	}
+	cfg := perf.Config{Test: t, Iters: o.Iters, Duration: o.Duration, Event: o.Event, Inline: o.Inline,
+		TxDepth: o.TxDepth, RxDepth: o.RxDepth, PostList: o.PostList, CQMod: o.CQMod}
+	switch strings.ToUpper(o.Mode) {
+	case "RM", "0":
+		cfg.Mode = jetty.RM
+	case "RC", "1":
+		cfg.Mode = jetty.RC
+	case "UM", "2":
+		cfg.Mode = jetty.UM
+	default:
+		return cfg, fmt.Errorf("mode %q: want RM, RC or UM", o.Mode)
+	}
+	switch strings.ToLower(o.Atomic) {
+	case "cas":
+		cfg.CAS = true
+	case "faa":
+	default:
+		return cfg, fmt.Errorf("atomic %q: want cas or faa", o.Atomic)
+	}
+	switch {
+	case o.All && o.Size != 0:
+		return cfg, fmt.Errorf("-a and -s exclude each other")
+	case o.All:
+		cfg.Sizes = perf.AllSizes(perf.MaxSize)
+	case o.Size != 0:
+		cfg.Sizes = []int{o.Size}
+	}
+	if o.Iters < 0 || o.TxDepth < 0 || o.RxDepth < 0 || o.PostList < 0 || o.CQMod < 0 {
+		return cfg, fmt.Errorf("iterations, depths, post list and moderation must not be negative")
+	}
+	cfg = cfg.Defaults()
+	return cfg, cfg.Validate()
+}

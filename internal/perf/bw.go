@@ -1,0 +1,99 @@
+package perf
+
+import (
+	"math"
+	"time"
+
+	"github.com/urma-go/sdk/jetty"
+)
+
+// peakWindow is the shortest stretch over which BW peak is measured.
+const peakWindow = 5 * time.Millisecond
+
+// bwOutcome is what the client's bandwidth loop measured.
+type bwOutcome struct {
+	iters   int
+	elapsed time.Duration
+	// peak is the most requests per second over any window of at least
+	// peakWindow (and at least one signaled record).
+	peak float64
+}
+
+// bwClient keeps TxDepth requests in flight, posting PostList at a time
+// and signaling one in CQMod, until limit requests are done (or, with a
+// duration, until it passes).
+func (r *run) bwClient(limit int) (bwOutcome, error) {
+	e := r.e
+	cfg := e.cfg
+	if cfg.Test.Op == Atomic {
+		r.wr[0].Operand = 1
+		for i := range r.wr {
+			r.wr[i].Operand = 1
+		}
+	}
+	base := r.wr[0].Flags &^ jetty.Signaled
+	posted, completed := 0, 0
+	start := time.Now()
+	markT, markN := start, 0
+	var peak float64
+	for completed < limit {
+		// Post while there is room; with a duration, stop at a signaled
+		// request so that the records account for everything posted.
+		for posted < limit && posted-completed < cfg.TxDepth {
+			if !r.until.IsZero() && posted%cfg.CQMod == 0 && !time.Now().Before(r.until) {
+				limit = posted
+				break
+			}
+			batch := min(cfg.PostList, cfg.TxDepth-(posted-completed), limit-posted)
+			for k := range batch {
+				f := base
+				if n := posted + k + 1; n%cfg.CQMod == 0 || n == limit {
+					f |= jetty.Signaled
+				}
+				r.wr[k].Flags = f
+			}
+			if err := e.post(r.wr[:batch]); err != nil {
+				return bwOutcome{}, err
+			}
+			posted += batch
+		}
+		if completed >= limit {
+			break
+		}
+		n, err := e.poll(r.stop)
+		if err != nil {
+			return bwOutcome{}, err
+		}
+		for range n {
+			completed = min(completed+cfg.CQMod, posted)
+		}
+		r.progress.Store(int64(completed))
+		if now := time.Now(); now.Sub(markT) >= peakWindow {
+			peak = math.Max(peak, float64(completed-markN)/now.Sub(markT).Seconds())
+			markT, markN = now, completed
+		}
+	}
+	out := bwOutcome{iters: completed, elapsed: time.Since(start), peak: peak}
+	if avg := float64(completed) / out.elapsed.Seconds(); out.peak < avg {
+		out.peak = avg // a run shorter than one window
+	}
+	return out, nil
+}
+
+// bwServer receives the client's SENDs until stop and returns how many
+// arrived; the one-sided tests need nothing of it.
+func (r *run) bwServer() (int64, error) {
+	e := r.e
+	if e.cfg.Test.Op != Send {
+		return 0, nil
+	}
+	var got int64
+	for {
+		err := r.reap()
+		got += int64(r.e.pendingRecv)
+		r.e.pendingRecv = 0
+		if err != nil {
+			return got, err
+		}
+	}
+}

@@ -1,0 +1,204 @@
+// Package perf is urmactl perf: perftest-style latency and bandwidth tests
+// of READ, WRITE, SEND and atomics between two processes, on any provider.
+// The client drives; the server follows the client's settings, which come
+// with the client's descriptors over an out-of-band TCP connection.
+package perf
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urma-go/sdk/jetty"
+)
+
+// Op is the operation a test measures.
+type Op int
+
+// The operations.
+const (
+	Read Op = iota
+	Write
+	Send
+	Atomic
+)
+
+var opNames = [...]string{"read", "write", "send", "atomic"}
+
+func (o Op) String() string { return opNames[o] }
+
+// Test is an operation and whether its bandwidth (else its latency) is
+// measured: write_lat, send_bw...
+type Test struct {
+	Op Op
+	BW bool
+}
+
+// Tests lists every test name, in the order urmactl's help shows them.
+func Tests() []string {
+	var names []string
+	for o := range opNames {
+		for _, bw := range []bool{false, true} {
+			names = append(names, Test{Op(o), bw}.String())
+		}
+	}
+	return names
+}
+
+// ParseTest reads a test name such as "write_lat".
+func ParseTest(s string) (Test, error) {
+	for _, n := range Tests() {
+		if n == s {
+			op, kind, _ := strings.Cut(s, "_")
+			for o, name := range opNames {
+				if name == op {
+					return Test{Op(o), kind == "bw"}, nil
+				}
+			}
+		}
+	}
+	return Test{}, fmt.Errorf("unknown test %q (want one of %s)", s, strings.Join(Tests(), ", "))
+}
+
+func (t Test) String() string {
+	if t.BW {
+		return t.Op.String() + "_bw"
+	}
+	return t.Op.String() + "_lat"
+}
+
+// halved reports whether the test times a round trip and reports half of
+// it, as perftest does for write_lat and send_lat.
+func (t Test) halved() bool { return !t.BW && (t.Op == Write || t.Op == Send) }
+
+// Config is one run of a test; Defaults fills what is left zero.
+type Config struct {
+	Test Test
+	// Sizes are the message sizes, run in turn (-s, or -a for every power
+	// of two from 2 B to 8 MiB). Atomics are always 8 bytes.
+	Sizes []int
+	// Iters is the number of requests per size (-n), unless Duration is
+	// set (-D): then each size runs that long.
+	Iters    int
+	Duration time.Duration
+	Mode     jetty.Mode
+	// Event waits for completions on a JFCE instead of busy-polling (-e).
+	Event bool
+	// Inline sends requests of up to Inline bytes inline (-I); -1 takes
+	// the device's maximum, 0 never inlines.
+	Inline int
+	// CAS selects compare-and-swap for the atomic tests (-A cas), else
+	// fetch-and-add.
+	CAS bool
+	// TxDepth is the number of requests in flight (-t); RxDepth the
+	// receives posted for SEND (-r).
+	TxDepth, RxDepth int
+	// PostList posts that many requests per Post call (-l).
+	PostList int
+	// CQMod signals one request in CQMod (-Q); the others complete
+	// silently.
+	CQMod int
+}
+
+// Limits of the options.
+const (
+	MaxSize    = 8 << 20
+	maxSamples = 1 << 24
+	atomicSize = 8
+)
+
+// AllSizes is -a: every power of two from 2 bytes to max.
+func AllSizes(max int) []int {
+	var s []int
+	for n := 2; n <= max; n *= 2 {
+		s = append(s, n)
+	}
+	return s
+}
+
+// Defaults fills zero fields with perftest's defaults: 1000 iterations for
+// latency, 5000 for bandwidth; 2-byte messages for latency, 64 KiB for
+// bandwidth; depth 1 for latency, 128 for bandwidth; 512 receives;
+// signaling every request for latency, every 100th for bandwidth (at most
+// half the depth).
+func (c Config) Defaults() Config {
+	if c.Mode == 0 {
+		c.Mode = jetty.RC
+	}
+	if len(c.Sizes) == 0 {
+		if c.Test.BW {
+			c.Sizes = []int{64 << 10}
+		} else {
+			c.Sizes = []int{2}
+		}
+	}
+	if c.Test.Op == Atomic {
+		c.Sizes = []int{atomicSize}
+	}
+	if c.Iters == 0 {
+		c.Iters = 1000
+		if c.Test.BW {
+			c.Iters = 5000
+		}
+	}
+	if c.TxDepth == 0 {
+		c.TxDepth = 1
+		if c.Test.BW {
+			c.TxDepth = 128
+		}
+	}
+	if c.RxDepth == 0 {
+		c.RxDepth = 512
+	}
+	if c.PostList == 0 {
+		c.PostList = 1
+	}
+	if c.CQMod == 0 {
+		c.CQMod = 1
+		if c.Test.BW {
+			c.CQMod = min(100, max(1, c.TxDepth/2))
+		}
+	}
+	return c
+}
+
+// Validate checks a config after Defaults.
+func (c Config) Validate() error {
+	switch {
+	case c.Mode != jetty.RC && c.Mode != jetty.RM && c.Mode != jetty.UM:
+		return fmt.Errorf("mode %v: want RM, RC or UM", c.Mode)
+	case c.Mode == jetty.UM && c.Test.Op != Send:
+		return fmt.Errorf("%v needs a connection: UM carries only SEND (use -p RC or RM)", c.Test)
+	case c.Iters < 1 || c.Iters > maxSamples:
+		return fmt.Errorf("iterations %d: want 1 to %d", c.Iters, maxSamples)
+	case c.Duration < 0:
+		return fmt.Errorf("duration %v is negative", c.Duration)
+	case c.TxDepth < 1 || c.RxDepth < 1:
+		return fmt.Errorf("depths must be positive (tx %d, rx %d)", c.TxDepth, c.RxDepth)
+	case !c.Test.BW && (c.PostList != 1 || c.CQMod != 1):
+		return fmt.Errorf("post list and completion moderation are for bandwidth tests: %v posts and signals one request at a time", c.Test)
+	case c.PostList < 1 || c.PostList > c.TxDepth:
+		return fmt.Errorf("post list %d: want 1 to the tx depth (%d)", c.PostList, c.TxDepth)
+	case c.CQMod < 1 || c.CQMod > c.TxDepth:
+		return fmt.Errorf("completion moderation %d: want 1 to the tx depth (%d)", c.CQMod, c.TxDepth)
+	case c.Inline < -1:
+		return fmt.Errorf("inline %d: want -1 (device maximum), 0 (never) or a size", c.Inline)
+	case c.Event && c.Test == Test{Op: Write}:
+		return fmt.Errorf("write_lat waits on memory, not on completions: it has no event mode")
+	}
+	for _, s := range c.Sizes {
+		if s < 1 || s > MaxSize {
+			return fmt.Errorf("size %d: want 1 to %d", s, MaxSize)
+		}
+	}
+	return nil
+}
+
+// maxSize is the largest of the sizes.
+func (c Config) maxSize() int {
+	m := 0
+	for _, s := range c.Sizes {
+		m = max(m, s)
+	}
+	return m
+}

@@ -1,0 +1,175 @@
+package perf
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+// endpoint is one side's resources: a JFC (on a JFCE in event mode), an RC
+// Jetty or a JFS and JFR, and one segment of two regions of the largest
+// size: the first receives (the peer WRITEs, READs and atomics go there,
+// and receives land there), the second is the source of this side's
+// requests.
+type endpoint struct {
+	cfg    Config
+	ctx    *urma.Context
+	jfce   *jetty.JFCE
+	jfc    *jetty.JFC
+	jetty  *jetty.Jetty
+	jfs    *jetty.JFS
+	jfr    *jetty.JFR
+	seg    *segment.Segment
+	token  uint32
+	region int
+	// inline is the largest request sent inline.
+	inline int
+	// peer is the other side's Jetty (bound) or JFR; tgt its segment.
+	peer *jetty.Remote
+	tgt  *segment.Target
+	// post and postRecv are the queue's.
+	post     func([]jetty.WR) error
+	postRecv func([]jetty.RecvWR) error
+	crs      []jetty.CR
+	// recvsPosted counts receives posted and not consumed; pendingSend
+	// requests posted and not yet retired by a record; pendingRecv
+	// receives completed and not yet consumed by a loop. They carry over
+	// from one size to the next: a server's loop ends with its last
+	// request running.
+	recvsPosted, pendingSend, pendingRecv int
+}
+
+// openEndpoint opens the device's EID eid and creates the resources cfg
+// needs.
+func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) {
+	dev, err := urma.DeviceByName(devName)
+	if err != nil {
+		return nil, err
+	}
+	attr := dev.Attr()
+	e = &endpoint{cfg: cfg, token: rand.Uint32() | 1, region: cfg.maxSize()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.close())
+			e = nil
+		}
+	}()
+	if cfg.Test.Op == Write || cfg.Test.Op == Send {
+		e.inline = cfg.Inline
+		if e.inline < 0 {
+			e.inline = attr.MaxInline
+		}
+		if e.inline > attr.MaxInline {
+			return e, fmt.Errorf("inline %d: %s sends at most %d bytes inline", e.inline, dev, attr.MaxInline)
+		}
+	}
+	if cfg.Mode == jetty.UM && uint64(e.region) > attr.MaxUMMsgSize {
+		return e, fmt.Errorf("size %d: %s carries UM messages of up to %d bytes", e.region, dev, attr.MaxUMMsgSize)
+	}
+	if e.ctx, err = urma.Open(dev, eid, nil); err != nil {
+		return e, err
+	}
+	if cfg.Event {
+		if e.jfce, err = jetty.NewJFCE(e.ctx); err != nil {
+			return e, err
+		}
+	}
+	depth := cfg.TxDepth + cfg.RxDepth
+	if e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: e.jfce}); err != nil {
+		return e, err
+	}
+	e.crs = make([]jetty.CR, 64)
+	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc}
+	recv := jetty.JFRConfig{Depth: cfg.RxDepth, Mode: cfg.Mode, TokenPolicy: segment.TokenPlainText, Token: e.token, JFC: e.jfc}
+	if cfg.Mode == jetty.RC {
+		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
+			return e, err
+		}
+		e.post, e.postRecv = e.jetty.Post, e.jetty.PostRecv
+	} else {
+		if e.jfs, err = jetty.NewJFS(e.ctx, send); err != nil {
+			return e, err
+		}
+		if e.jfr, err = jetty.NewJFR(e.ctx, recv); err != nil {
+			return e, err
+		}
+		e.post, e.postRecv = e.jfs.Post, e.jfr.PostRecv
+	}
+	access := segment.Read | segment.Write
+	if cfg.Test.Op == Atomic {
+		access |= segment.Atomic
+	}
+	e.seg, err = segment.Alloc(e.ctx, uint64(2*e.region), segment.Config{Access: access,
+		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: 2*e.region >= 4<<20})
+	return e, err
+}
+
+// info is what the peer needs to reach this side.
+func (e *endpoint) info() (endpointInfo, error) {
+	var q jetty.Descriptor
+	if e.jetty != nil {
+		q = e.jetty.Descriptor()
+	} else {
+		q = e.jfr.Descriptor()
+	}
+	qb, err := q.MarshalBinary()
+	if err != nil {
+		return endpointInfo{}, err
+	}
+	sb, err := e.seg.Descriptor().MarshalBinary()
+	if err != nil {
+		return endpointInfo{}, err
+	}
+	return endpointInfo{Queue: qb, Seg: sb, Token: e.token}, nil
+}
+
+// connect imports the peer's queue (and binds to it in RC mode) and, for
+// one-sided tests, its segment.
+func (e *endpoint) connect(p endpointInfo) error {
+	var q jetty.Descriptor
+	if err := q.UnmarshalBinary(p.Queue); err != nil {
+		return fmt.Errorf("peer's queue descriptor: %w", err)
+	}
+	var err error
+	if e.jetty != nil {
+		if e.peer, err = jetty.ImportJetty(e.ctx, q, p.Token); err != nil {
+			return err
+		}
+		if err := e.jetty.Bind(e.peer); err != nil {
+			return err
+		}
+	} else if e.peer, err = jetty.ImportJFR(e.ctx, q, p.Token); err != nil {
+		return err
+	}
+	if e.cfg.Test.Op == Send {
+		return nil
+	}
+	var s segment.Descriptor
+	if err := s.UnmarshalBinary(p.Seg); err != nil {
+		return fmt.Errorf("peer's segment descriptor: %w", err)
+	}
+	e.tgt, err = segment.Import(e.ctx, s, p.Token)
+	return err
+}
+
+// recvBuf and sendBuf are the two regions' first n bytes.
+func (e *endpoint) recvBuf(n int) []byte { return e.seg.Bytes()[:n] }
+func (e *endpoint) sendBuf(n int) []byte { return e.seg.Bytes()[e.region : e.region+n] }
+
+// close frees everything in URMA's order. Nil-safe.
+func (e *endpoint) close() error {
+	if e == nil {
+		return nil
+	}
+	var errs []error
+	if e.jetty != nil && e.peer != nil {
+		_ = e.jetty.Unbind()
+	}
+	errs = append(errs, e.tgt.Close(), e.peer.Close(), e.jetty.Close(), e.jfs.Close(), e.jfr.Close(),
+		e.jfc.Close(), e.jfce.Close(), e.seg.Close(), e.ctx.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,209 @@
+package perf
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
+)
+
+// run is one size of one test on one side: the prepared requests and what
+// the loops share.
+type run struct {
+	e    *endpoint
+	size int
+	// wr is the request the loop posts, recv the receive it reposts.
+	wr   []jetty.WR
+	recv []jetty.RecvWR
+	// until, when set, ends the client's loop by time instead of count.
+	until time.Time
+	// stop ends a server loop; progress counts finished iterations.
+	stop     *atomic.Bool
+	progress *atomic.Int64
+}
+
+// newRun prepares the requests of the test at size bytes.
+func newRun(e *endpoint, size int, stop *atomic.Bool, progress *atomic.Int64) *run {
+	r := &run{e: e, size: size, stop: stop, progress: progress}
+	w := jetty.WR{Local: []jetty.SGE{e.seg.SGE(uint64(e.region), uint32(size))}}
+	if e.jetty == nil {
+		w.Target = e.peer // a bound Jetty needs none
+	}
+	if e.tgt != nil {
+		w.Remote = e.tgt.SGE(0, uint32(size))
+	}
+	switch e.cfg.Test.Op {
+	case Read:
+		w.Opcode = urma.OpRead
+	case Write:
+		w.Opcode = urma.OpWrite
+	case Send:
+		w.Opcode = urma.OpSend
+	case Atomic:
+		w.Opcode = urma.OpFAdd
+		if e.cfg.CAS {
+			w.Opcode = urma.OpCAS
+		}
+	}
+	if (w.Opcode == urma.OpWrite || w.Opcode == urma.OpSend) && size <= e.inline {
+		w.Flags |= jetty.Inline
+		w.Inline = e.sendBuf(size)
+	}
+	r.wr = make([]jetty.WR, e.cfg.PostList)
+	for i := range r.wr {
+		r.wr[i] = w
+	}
+	// Receives take the whole region, so that those left posted by a
+	// smaller size fit the next.
+	r.recv = []jetty.RecvWR{{Local: []jetty.SGE{e.seg.SGE(0, uint32(e.region))}}}
+	return r
+}
+
+// more reports whether the client's iteration i should run.
+func (r *run) more(i int, limit int) bool {
+	if r.until.IsZero() {
+		return i < limit
+	}
+	return i < limit && (i%64 != 0 || time.Now().Before(r.until))
+}
+
+// postRecvs posts n receives into the first region.
+func (r *run) postRecvs(n int) error {
+	for range n {
+		if err := r.e.postRecv(r.recv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillRecvs posts receives until RxDepth are posted; the loops repost
+// each one they consume, so this runs before each size.
+func (r *run) fillRecvs() error {
+	if err := r.postRecvs(r.e.cfg.RxDepth - r.e.recvsPosted); err != nil {
+		return err
+	}
+	r.e.recvsPosted = r.e.cfg.RxDepth
+	return nil
+}
+
+// reap waits for records and counts them: receives (reposted at once)
+// into pendingRecv, send-side ones off pendingSend.
+func (r *run) reap() error {
+	n, err := r.e.poll(r.stop)
+	if err != nil {
+		return err
+	}
+	rc, sc := recvCRs(r.e.crs[:n])
+	r.e.pendingRecv += rc
+	r.e.pendingSend -= sc
+	return r.postRecvs(rc)
+}
+
+// postOne posts the prepared request once the queue has room.
+func (r *run) postOne() error {
+	for r.e.pendingSend >= r.e.cfg.TxDepth {
+		if err := r.reap(); err != nil {
+			return err
+		}
+	}
+	if err := r.e.post(r.wr[:1]); err != nil {
+		return err
+	}
+	r.e.pendingSend++
+	return nil
+}
+
+// latClient runs the client's latency loop into samples (nanoseconds of
+// each iteration: a round trip for write and send) and returns how many
+// it took. Every request is signaled.
+func (r *run) latClient(samples []int64) (int, error) {
+	e, op := r.e, r.e.cfg.Test.Op
+	w := &r.wr[0]
+	w.Flags |= jetty.Signaled
+	sb := e.sendBuf(r.size)
+	watch := watchLast(e.recvBuf(r.size))
+	var compare uint64
+	i := 0
+	for ; r.more(i, len(samples)); i++ {
+		m := marker(i)
+		switch op {
+		case Write, Send:
+			sb[r.size-1] = m
+		case Atomic:
+			w.Compare, w.Operand = compare, compare+1
+			compare++
+		}
+		t0 := time.Now()
+		if err := r.postOne(); err != nil {
+			return i, err
+		}
+		switch op {
+		case Write:
+			if err := watch.await(m, r.stop); err != nil {
+				return i, err
+			}
+		case Send:
+			for r.e.pendingRecv == 0 {
+				if err := r.reap(); err != nil {
+					return i, err
+				}
+			}
+			r.e.pendingRecv--
+		default:
+			for r.e.pendingSend > 0 {
+				if err := r.reap(); err != nil {
+					return i, err
+				}
+			}
+		}
+		samples[i] = int64(time.Since(t0))
+		r.progress.Store(int64(i + 1))
+	}
+	return i, r.drain()
+}
+
+// drain waits for this side's requests still running.
+func (r *run) drain() error {
+	for r.e.pendingSend > 0 {
+		if err := r.reap(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latServer answers the client's WRITEs or SENDs until stop, and returns
+// how many; READ and atomic latency need nothing of it.
+func (r *run) latServer() (int64, error) {
+	e, op := r.e, r.e.cfg.Test.Op
+	if op != Write && op != Send {
+		return 0, nil
+	}
+	w := &r.wr[0]
+	w.Flags |= jetty.Signaled
+	sb := e.sendBuf(r.size)
+	watch := watchLast(e.recvBuf(r.size))
+	var n int64
+	for i := 0; ; i++ {
+		m := marker(i)
+		if op == Write {
+			if err := watch.await(m, r.stop); err != nil {
+				return n, err
+			}
+		} else {
+			for r.e.pendingRecv == 0 {
+				if err := r.reap(); err != nil {
+					return n, err
+				}
+			}
+			r.e.pendingRecv--
+		}
+		n++
+		sb[r.size-1] = m
+		if err := r.postOne(); err != nil {
+			return n, err
+		}
+	}
+}

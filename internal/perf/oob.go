@@ -1,0 +1,133 @@
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// The out-of-band channel is a TCP connection carrying JSON values: the
+// client's hello (its settings and descriptors), the server's welcome,
+// then per size a phase to start and one to end it, and a goodbye.
+
+// protoVersion changes when the messages do.
+const protoVersion = 1
+
+// DefaultPort is the server's TCP port unless --port says otherwise.
+const DefaultPort = 21115
+
+type hello struct {
+	Version  int
+	Test     string
+	Sizes    []int
+	Iters    int
+	Duration time.Duration
+	Mode     int
+	Event    bool
+	Inline   int
+	CAS      bool
+	TxDepth  int
+	RxDepth  int
+	PostList int
+	CQMod    int
+	endpointInfo
+}
+
+// endpointInfo is what the other side imports: the queue that receives
+// (the Jetty in RC mode, else the JFR), the segment and their token.
+type endpointInfo struct {
+	Queue []byte
+	Seg   []byte
+	Token uint32
+}
+
+type welcome struct {
+	Err string
+	endpointInfo
+}
+
+// phase starts a size (Size), ends it (Done: the client finished;
+// the server answers with what it counted) or ends the run (Bye).
+type phase struct {
+	Size     int
+	Done     bool
+	Bye      bool
+	Received int64
+	Err      string
+}
+
+// oob is one end of the channel. A ctx that ends closes the connection, so
+// that a blocked read or write returns.
+type oob struct {
+	c    net.Conn
+	enc  *json.Encoder
+	dec  *json.Decoder
+	stop func() bool
+	once sync.Once
+}
+
+func newOOB(ctx context.Context, c net.Conn) *oob {
+	o := &oob{c: c, enc: json.NewEncoder(c), dec: json.NewDecoder(c)}
+	o.stop = context.AfterFunc(ctx, func() { _ = c.Close() })
+	return o
+}
+
+func (o *oob) send(v any) error {
+	if err := o.enc.Encode(v); err != nil {
+		return fmt.Errorf("out-of-band send: %w", err)
+	}
+	return nil
+}
+
+func (o *oob) recv(v any) error {
+	if err := o.dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("out-of-band receive: the peer closed the connection")
+		}
+		return fmt.Errorf("out-of-band receive: %w", err)
+	}
+	return nil
+}
+
+func (o *oob) close() {
+	o.once.Do(func() {
+		o.stop()
+		_ = o.c.Close()
+	})
+}
+
+// dialOOB connects to the server, retrying while it is not listening yet.
+func dialOOB(ctx context.Context, addr string, wait time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(wait)
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, fmt.Errorf("connect to the perf server at %s: %w", addr, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// acceptOOB waits for one client on l until ctx ends.
+func acceptOOB(ctx context.Context, l net.Listener) (net.Conn, error) {
+	stop := context.AfterFunc(ctx, func() { _ = l.Close() })
+	defer stop()
+	c, err := l.Accept()
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return c, err
+}

@@ -1,0 +1,377 @@
+package perf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/urma-go/sdk/jetty"
+)
+
+// Side is where one side runs and where it reports.
+type Side struct {
+	// Device is the device name; EID its EID index.
+	Device string
+	EID    int
+	// Addr is the server's TCP address: where it listens, where the
+	// client connects.
+	Addr string
+	// Progress, when set, gets a line a second during long runs.
+	Progress io.Writer
+	// Log gets the server's one-line notes (listening, client, done).
+	Log io.Writer
+}
+
+// durationSamples bounds the latency samples of a -D run.
+const durationSamples = 1 << 22
+
+// Client runs cfg against the server at s.Addr and returns the report.
+// With w set, the table is printed row by row as sizes finish.
+func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e, err := openEndpoint(s.Device, s.EID, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	c, err := dialOOB(ctx, s.Addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	ch := newOOB(ctx, c)
+	defer ch.close()
+	mine, err := e.info()
+	if err != nil {
+		return nil, err
+	}
+	h := hello{Version: protoVersion, Test: cfg.Test.String(), Sizes: cfg.Sizes, Iters: cfg.Iters, Duration: cfg.Duration,
+		Mode: int(cfg.Mode), Event: cfg.Event, Inline: cfg.Inline, CAS: cfg.CAS, TxDepth: cfg.TxDepth, RxDepth: cfg.RxDepth,
+		PostList: cfg.PostList, CQMod: cfg.CQMod, endpointInfo: mine}
+	if err := ch.send(h); err != nil {
+		return nil, orCtx(ctx, err)
+	}
+	var wel welcome
+	if err := ch.recv(&wel); err != nil {
+		return nil, orCtx(ctx, err)
+	}
+	if wel.Err != "" {
+		return nil, fmt.Errorf("perf server: %s", wel.Err)
+	}
+	if err := e.connect(wel.endpointInfo); err != nil {
+		return nil, err
+	}
+	rep := &Report{Test: cfg.Test.String(), Provider: e.ctx.Device().Provider(), Device: s.Device, Mode: modeName(cfg.Mode),
+		Event: cfg.Event, Inline: e.inline, TxDepth: cfg.TxDepth, Duration: cfg.Duration}
+	if cfg.Test.BW {
+		rep.PostList, rep.CQMod = cfg.PostList, cfg.CQMod
+	}
+	if w != nil {
+		rep.header(w, cfg.Test.BW)
+	}
+	var samples []int64
+	if !cfg.Test.BW {
+		n := cfg.Iters
+		if cfg.Duration > 0 {
+			n = durationSamples
+		}
+		samples = make([]int64, n)
+	}
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	for _, size := range cfg.Sizes {
+		if err := clientSize(ctx, e, ch, size, samples, &stop, s.Progress, rep, w); err != nil {
+			return rep, orCtx(ctx, err)
+		}
+	}
+	_ = ch.send(phase{Bye: true})
+	if w != nil {
+		rep.footer(w)
+	}
+	return rep, nil
+}
+
+// clientSize runs one size and adds its row to rep.
+func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []int64, stop *atomic.Bool,
+	progress io.Writer, rep *Report, w io.Writer) error {
+	cfg := e.cfg
+	clear(e.seg.Bytes())
+	var done atomic.Int64
+	r := newRun(e, size, stop, &done)
+	if cfg.Test.Op == Send {
+		if err := r.fillRecvs(); err != nil {
+			return err
+		}
+	}
+	if err := ch.send(phase{Size: size}); err != nil {
+		return err
+	}
+	var ack phase
+	if err := ch.recv(&ack); err != nil {
+		return err
+	}
+	if ack.Err != "" {
+		return fmt.Errorf("perf server: %s", ack.Err)
+	}
+	total := cfg.Iters
+	if cfg.Duration > 0 {
+		r.until = time.Now().Add(cfg.Duration)
+		total = 0
+	}
+	// The server's answer to "done" is read in the background: an error
+	// it reports mid-run stops this side's loop.
+	type answer struct {
+		p   phase
+		err error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.err = ch.recv(&a.p)
+		if a.err != nil || a.p.Err != "" {
+			stop.Store(true)
+		}
+		answers <- a
+	}()
+	endProgress := showProgress(progress, fmt.Sprintf("%s %d B", cfg.Test, size), total, &done)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mallocs := ms.Mallocs
+	var lat LatResult
+	var bw BWResult
+	var err error
+	var iters int
+	if cfg.Test.BW {
+		limit := cfg.Iters
+		if cfg.Duration > 0 {
+			limit = math.MaxInt
+		}
+		var o bwOutcome
+		if o, err = r.bwClient(limit); err == nil {
+			iters, bw = o.iters, bwResult(size, o)
+		}
+	} else if iters, err = r.latClient(samples); err == nil {
+		lat = latResult(size, samples[:iters], cfg.Test.halved())
+	}
+	runtime.ReadMemStats(&ms)
+	endProgress()
+	if err == nil {
+		err = ch.send(phase{Done: true})
+	}
+	if err != nil && !errors.Is(err, errStopped) {
+		return err
+	}
+	a := <-answers
+	switch {
+	case a.err != nil:
+		return a.err
+	case a.p.Err != "":
+		return fmt.Errorf("perf server: %s", a.p.Err)
+	case err != nil:
+		return ctx.Err()
+	}
+	allocs := float64(ms.Mallocs-mallocs) / float64(max(iters, 1))
+	if cfg.Test.BW {
+		bw.AllocsPerOp = allocs
+		rep.BW = append(rep.BW, bw)
+		if w != nil {
+			bwRow(w, bw)
+		}
+	} else {
+		lat.AllocsPerOp = allocs
+		rep.Latency = append(rep.Latency, lat)
+		if w != nil {
+			latRow(w, lat)
+		}
+	}
+	return nil
+}
+
+// Server listens at s.Addr, serves one client and returns when it is done.
+func Server(ctx context.Context, s Side) error {
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	logf(s.Log, "perf server: device %s, listening on %s\n", s.Device, ln.Addr())
+	c, err := acceptOOB(ctx, ln)
+	if err != nil {
+		return err
+	}
+	_ = ln.Close()
+	ch := newOOB(ctx, c)
+	defer ch.close()
+	var h hello
+	if err := ch.recv(&h); err != nil {
+		return orCtx(ctx, err)
+	}
+	e, err := serverEndpoint(s, h)
+	if err != nil {
+		_ = ch.send(welcome{Err: err.Error()})
+		return err
+	}
+	defer e.close()
+	logf(s.Log, "perf server: client %s runs %s, mode %s\n", c.RemoteAddr(), e.cfg.Test, modeName(e.cfg.Mode))
+	mine, err := e.info()
+	if err != nil {
+		_ = ch.send(welcome{Err: err.Error()})
+		return err
+	}
+	if err := ch.send(welcome{endpointInfo: mine}); err != nil {
+		return orCtx(ctx, err)
+	}
+	for {
+		var p phase
+		if err := ch.recv(&p); err != nil {
+			return orCtx(ctx, err)
+		}
+		if p.Bye {
+			logf(s.Log, "perf server: done\n")
+			return nil
+		}
+		if err := serveSize(e, ch, p.Size); err != nil {
+			return orCtx(ctx, err)
+		}
+	}
+}
+
+// serverEndpoint checks the client's settings and opens this side.
+func serverEndpoint(s Side, h hello) (*endpoint, error) {
+	if h.Version != protoVersion {
+		return nil, fmt.Errorf("client speaks perf protocol %d, this server %d: run the same urmactl on both sides", h.Version, protoVersion)
+	}
+	t, err := ParseTest(h.Test)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: jetty.Mode(h.Mode), Event: h.Event,
+		Inline: h.Inline, CAS: h.CAS, TxDepth: h.TxDepth, RxDepth: h.RxDepth, PostList: h.PostList, CQMod: h.CQMod}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e, err := openEndpoint(s.Device, s.EID, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.connect(h.endpointInfo); err != nil {
+		return nil, errors.Join(err, e.close())
+	}
+	return e, nil
+}
+
+// serveSize answers one size: ready, the server's loop until the client
+// says done, and the count.
+func serveSize(e *endpoint, ch *oob, size int) error {
+	if size < 1 || size > e.region {
+		_ = ch.send(phase{Err: fmt.Sprintf("size %d outside the agreed 1..%d", size, e.region)})
+		return fmt.Errorf("client asked for size %d", size)
+	}
+	clear(e.seg.Bytes())
+	var stop atomic.Bool
+	var progress atomic.Int64
+	r := newRun(e, size, &stop, &progress)
+	if e.cfg.Test.Op == Send {
+		if err := r.fillRecvs(); err != nil {
+			_ = ch.send(phase{Err: err.Error()})
+			return err
+		}
+	}
+	if err := ch.send(phase{Size: size}); err != nil {
+		return err
+	}
+	// The client's "done" arrives while the loop runs.
+	var wg sync.WaitGroup
+	var done phase
+	var rerr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rerr = ch.recv(&done)
+		stop.Store(true)
+	}()
+	var n int64
+	var err error
+	if e.cfg.Test.BW {
+		n, err = r.bwServer()
+	} else {
+		n, err = r.latServer()
+	}
+	if errors.Is(err, errStopped) {
+		err = nil
+	}
+	if err != nil {
+		stop.Store(true)
+		_ = ch.send(phase{Err: err.Error()})
+		wg.Wait()
+		return err
+	}
+	wg.Wait()
+	if rerr != nil {
+		return rerr
+	}
+	if !done.Done {
+		return fmt.Errorf("client sent %+v, want done", done)
+	}
+	return ch.send(phase{Done: true, Received: n})
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+// orCtx prefers the context's error: a cancelled run closes the
+// out-of-band connection, which is only the symptom.
+func orCtx(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// showProgress prints a line a second once a size has run for a second,
+// until the returned function is called.
+func showProgress(w io.Writer, what string, total int, done *atomic.Int64) func() {
+	if w == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-quit:
+				return
+			case now := <-t.C:
+				n := done.Load()
+				rate := float64(n) / now.Sub(start).Seconds()
+				if total > 0 {
+					fmt.Fprintf(w, "%s: %d/%d iterations, %.0f/s\n", what, n, total, rate)
+				} else {
+					fmt.Fprintf(w, "%s: %d iterations, %.0f/s\n", what, n, rate)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		wg.Wait()
+	}
+}
+
