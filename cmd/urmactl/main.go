@@ -1,8 +1,9 @@
 // Command urmactl inspects URMA devices (urmactl device ls, urmactl device
 // show NAME), lists the segments and jetties of the live loopback contexts
 // of this host (urmactl segment ls, urmactl jetty ls) and decodes marshalled
-// descriptors (urmactl segment decode, urmactl jetty decode). It links the
-// loopback provider, so loopback0 is always listed.
+// descriptors (urmactl segment decode, urmactl jetty decode), and measures
+// latency and bandwidth between two processes (urmactl perf write_lat ...).
+// It links the loopback provider, so loopback0 is always listed.
 package main
 
 import (

@@ -374,4 +374,3 @@ func showProgress(w io.Writer, what string, total int, done *atomic.Int64) func(
 		wg.Wait()
 	}
 }
-

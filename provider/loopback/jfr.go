@@ -183,8 +183,12 @@ func (q *recvq) wakeSenders() {
 		q.mu.Unlock()
 		return
 	}
-	ws := q.waiters
-	q.waiters = nil
+	// Copied out so that the waiters' array is kept for the next RNR
+	// wait: a sender outpacing its receiver waits again and again.
+	var buf [4]*sendq
+	ws := append(buf[:0], q.waiters...)
+	clear(q.waiters)
+	q.waiters = q.waiters[:0]
 	q.mu.Unlock()
 	for _, s := range ws {
 		s.kick()

@@ -44,6 +44,9 @@ type sendq struct {
 	state   provider.State
 	head    uint64 // sequence of the last accepted request
 	pending []*pendingWR
+	// free keeps finished pendingWRs (and their inline buffers) for reuse,
+	// so that a sender waiting on receives (RNR) allocates nothing.
+	free    []*pendingWR
 	retries int
 	timer   *time.Timer
 }
@@ -134,10 +137,16 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 }
 
 func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) {
-	p := &pendingWR{wr: *w, seq: seq, rem: rem}
+	var p *pendingWR
+	if n := len(q.free); n > 0 {
+		p, q.free = q.free[n-1], q.free[:n-1]
+	} else {
+		p = &pendingWR{}
+	}
+	p.wr, p.seq, p.rem = *w, seq, rem
 	p.wr.Local = p.sge[:copy(p.sge[:], w.Local)]
 	if w.Flags&provider.FlagInline != 0 {
-		p.buf = append([]byte(nil), w.Inline...)
+		p.buf = append(p.buf[:0], w.Inline...)
 		p.wr.Inline = p.buf
 	}
 	q.pending = append(q.pending, p)
@@ -145,6 +154,23 @@ func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) {
 		q.retries = 0
 		q.arm()
 	}
+}
+
+// popPending removes the oldest pending request. The slice is shifted
+// down rather than resliced, so that its array is reused.
+func (q *sendq) popPending() *pendingWR {
+	p := q.pending[0]
+	n := copy(q.pending, q.pending[1:])
+	q.pending[n] = nil
+	q.pending = q.pending[:n]
+	return p
+}
+
+// recycle keeps a finished pendingWR for the next enqueue.
+func (q *sendq) recycle(p *pendingWR) {
+	buf := p.buf[:0]
+	*p = pendingWR{buf: buf}
+	q.free = append(q.free, p)
 }
 
 func (q *sendq) arm() {
@@ -182,14 +208,15 @@ func (q *sendq) progress(fromTimer bool) {
 		p := q.pending[0]
 		if q.exec(&p.wr, p.seq, p.rem) {
 			if fromTimer && q.rnrRetry != 7 && q.retries >= q.rnrRetry {
-				q.pending = q.pending[1:]
+				q.popPending()
 				q.fail(&p.wr, p.seq, p.rem, provider.CRRNRRetryCntExcErr)
+				q.recycle(p)
 				return
 			}
 			q.arm()
 			return
 		}
-		q.pending = q.pending[1:]
+		q.recycle(q.popPending())
 		q.retries = 0
 	}
 }

@@ -32,10 +32,11 @@ func checkOutput(o string) error {
 func New() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "urmactl",
-		Short: "Inspect URMA devices, segments and jetties",
+		Short: "Inspect URMA devices, segments and jetties; measure performance",
 		Long: "urmactl inspects the devices of the registered URMA providers, lists the\n" +
-			"segments and jetties of the live loopback contexts on this host, and decodes\n" +
-			"the segment and jetty descriptors that peers exchange.",
+			"segments and jetties of the live loopback contexts on this host, decodes\n" +
+			"the segment and jetty descriptors that peers exchange, and measures latency\n" +
+			"and bandwidth between two processes (perf).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// freePort returns a TCP port nobody listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// TestPerfTwoProcesses runs urmactl perf as a server and a client process
+// on loopback0: the loopback provider across two processes, as a user
+// would compare it with ucx_perftest.
+func TestPerfTwoProcesses(t *testing.T) {
+	bin := urmactl(t)
+	for _, c := range []struct {
+		args []string
+		row  string
+	}{
+		{[]string{"write_lat", "-n", "2000", "-s", "64"}, `(?m)^ 64 +2000 +(\d+\.\d\d +){9}$`},
+		{[]string{"send_bw", "-n", "2000", "-s", "4096", "-p", "RM", "-l", "4"}, `(?m)^ 4096 +2000 +(\d+\.\d\d +){2}\d+\.\d{6} *$`},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			port := freePort(t)
+			var sout, serr bytes.Buffer
+			srv := exec.Command(bin, "perf", c.args[0], "--eid", "0", "--port", port)
+			srv.Stdout, srv.Stderr = &sout, &serr
+			require.NoError(t, srv.Start())
+			done := make(chan error, 1)
+			go func() { done <- srv.Wait() }()
+			out, errOut, code := run(t, bin, append(append([]string{"perf"}, c.args...), "--eid", "1", "--port", port, "127.0.0.1")...)
+			require.Equal(t, 0, code, "client: %s%s\nserver: %s", out, errOut, serr.String())
+			assert.Regexp(t, c.row, out)
+			assert.Contains(t, out, "provider loopback  device loopback0")
+			assert.Regexp(t, `heap allocations per operation: 0\.0\d\d`, out)
+			select {
+			case err := <-done:
+				require.NoError(t, err, serr.String())
+			case <-time.After(30 * time.Second):
+				_ = srv.Process.Kill()
+				t.Fatalf("the server did not exit after its client: %s", serr.String())
+			}
+			assert.Contains(t, serr.String(), "perf server: done")
+		})
+	}
+}
+
+func TestPerfJSONAndErrors(t *testing.T) {
+	bin := urmactl(t)
+	port := freePort(t)
+	srv := exec.Command(bin, "perf", "read_lat", "--port", port)
+	require.NoError(t, srv.Start())
+	out, errOut, code := run(t, bin, "perf", "read_lat", "-n", "500", "-s", "8", "--eid", "1", "--port", port, "-o", "json", "127.0.0.1")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, srv.Wait())
+	var rep struct {
+		Test    string
+		Latency []struct {
+			Bytes  int     `json:"bytes"`
+			Iters  int     `json:"iterations"`
+			Median float64 `json:"t_median_us"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, "read_lat", rep.Test)
+	require.Len(t, rep.Latency, 1)
+	assert.Equal(t, 8, rep.Latency[0].Bytes)
+	assert.Equal(t, 500, rep.Latency[0].Iters)
+	assert.Greater(t, rep.Latency[0].Median, 0.0)
+
+	for args, want := range map[string]string{
+		"perf bogus_lat":               `unknown test "bogus_lat"`,
+		"perf write_lat -p XY":         `mode "XY"`,
+		"perf write_lat -a -s 64":      "exclude each other",
+		"perf write_lat -A xor":        `atomic "xor"`,
+		"perf write_lat --port 0":      "port 0",
+		"perf write_lat -e 127.0.0.1":  "no event mode",
+		"perf write_bw -l 500 1.2.3.4": "post list 500",
+		"perf send_lat -o yaml":        `invalid output format "yaml"`,
+	} {
+		_, errOut, code := run(t, bin, regexp.MustCompile(` +`).Split(args, -1)...)
+		assert.Equal(t, 1, code, args)
+		assert.Contains(t, errOut, want, args)
+	}
+}
