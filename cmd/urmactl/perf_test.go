@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,24 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
+// syncBuf is a bytes.Buffer a process writes while the test reads it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestPerfTwoProcesses runs urmactl perf as a server and a client process
 // on loopback0: the loopback provider across two processes, as a user
 // would compare it with ucx_perftest.
@@ -37,7 +56,7 @@ func TestPerfTwoProcesses(t *testing.T) {
 	} {
 		t.Run(c.args[0], func(t *testing.T) {
 			port := freePort(t)
-			var sout, serr bytes.Buffer
+			var sout, serr syncBuf
 			srv := exec.Command(bin, "perf", c.args[0], "--eid", "0", "--port", port)
 			srv.Stdout, srv.Stderr = &sout, &serr
 			require.NoError(t, srv.Start())
