@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
@@ -67,8 +68,11 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 			return e, fmt.Errorf("inline %d: %s sends at most %d bytes inline", e.inline, dev, attr.MaxInline)
 		}
 	}
+	if !attr.SupportsMode(cfg.Mode) {
+		return e, provider.Errorf(urma.ErrNotSupported, "%s has no %v mode", dev, cfg.Mode)
+	}
 	if cfg.Mode == jetty.UM && uint64(e.region) > attr.MaxUMMsgSize {
-		return e, fmt.Errorf("size %d: %s carries UM messages of up to %d bytes", e.region, dev, attr.MaxUMMsgSize)
+		return e, provider.Errorf(urma.ErrInvalid, "size %d: %s carries UM messages of up to %d bytes", e.region, dev, attr.MaxUMMsgSize)
 	}
 	if e.ctx, err = urma.Open(dev, eid, nil); err != nil {
 		return e, err

@@ -28,13 +28,20 @@ func freeAddr(t *testing.T) string {
 // (EIDs 0 and 1) and returns the client's report and table.
 func pair(t *testing.T, cfg Config) (*Report, string, error) {
 	t.Helper()
+	return pairOn(t, "loopback0", 0, 1, cfg)
+}
+
+// pairOn is pair on device dev, the server on EID srv and the client on
+// EID cli.
+func pairOn(t *testing.T, dev string, srv, cli int, cfg Config) (*Report, string, error) {
+	t.Helper()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- Server(ctx, Side{Device: "loopback0", EID: 0, Addr: addr}) }()
+	go func() { srvErr <- Server(ctx, Side{Device: dev, EID: srv, Addr: addr}) }()
 	var table bytes.Buffer
-	rep, err := Client(ctx, cfg, Side{Device: "loopback0", EID: 1, Addr: addr}, &table)
+	rep, err := Client(ctx, cfg, Side{Device: dev, EID: cli, Addr: addr}, &table)
 	if err != nil {
 		cancel()
 	}
