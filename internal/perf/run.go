@@ -84,7 +84,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		if cfg.Duration > 0 {
 			n = durationSamples
 		}
-		samples = make([]int64, n)
+		samples = make([]int64, n+1)
 	}
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()

@@ -21,7 +21,7 @@ const eventSlice = 100 * time.Millisecond
 // spinYield is how many empty polls pass between yields: with
 // GODEBUG=asyncpreemptoff=1 nothing else stops a spinning goroutine, and a
 // collection's stop-the-world would wait for it.
-const spinYield = 256
+const spinYield = 4096
 
 // poll returns the number of records in e.crs, waiting for at least one:
 // spinning, or in event mode sleeping on the JFCE once the JFC is empty.

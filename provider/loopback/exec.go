@@ -63,25 +63,38 @@ func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
 		q.fail(w, seq, rem, provider.CRLocAccessErr)
 		return false
 	}
-	defer l.release()
+	// No defers on this path: it runs once per request, and a function
+	// with this many returns would not get the compiler's cheap ones.
+	rnr = q.execWith(w, seq, rem, &l)
+	l.release()
+	return rnr
+}
+
+// execWith is exec once the local SGEs are held in l.
+func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rnr bool) {
 	switch w.Opcode {
 	case provider.OpSend, provider.OpSendImm:
-		return q.deliver(w, seq, rem, &l, nil)
+		return q.deliver(w, seq, rem, l, nil)
 	case provider.OpWrite, provider.OpWriteImm:
 		dst, st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite)
 		if st != provider.CRSuccess {
 			q.fail(w, seq, rem, st)
 			return false
 		}
-		defer dst.ref.release()
 		if w.Opcode == provider.OpWriteImm {
-			return q.deliver(w, seq, rem, &l, &dst)
+			rnr = q.deliver(w, seq, rem, l, &dst)
+			dst.ref.release()
+			return rnr
 		}
 		var d sgList
 		d.add(dst)
-		n, err := placeSG(&d, &l)
+		n, err := placeSG(&d, l)
 		if err != nil {
-			q.fail(w, seq, rem, dst.ref.lossStatus())
+			st = dst.ref.lossStatus()
+		}
+		dst.ref.release()
+		if err != nil {
+			q.fail(w, seq, rem, st)
 			return false
 		}
 		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
@@ -94,7 +107,7 @@ func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
 		}
 		var s sgList
 		s.add(src)
-		n, err := copySG(&l, &s)
+		n, err := copySG(l, &s)
 		src.ref.release()
 		if err != nil {
 			q.fail(w, seq, rem, src.ref.lossStatus())

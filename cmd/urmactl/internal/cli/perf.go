@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type PerfOptions struct {
 	PostList int
 	CQMod    int
 	Output   string
+	// CPUProfile, when set, is where this side writes a CPU profile of
+	// its run (go tool pprof reads it).
+	CPUProfile string
 }
 
 func newPerfCmd() *cobra.Command {
@@ -82,6 +86,7 @@ func newPerfCmd() *cobra.Command {
 	f.IntVarP(&o.RxDepth, "rx-depth", "r", 0, "receives posted for SEND (default 512)")
 	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests)")
 	f.IntVarP(&o.CQMod, "cq-mod", "Q", 0, "signal one request in this many (bandwidth tests; default min(100, tx depth/2))")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write this side's CPU profile to `file` (for go tool pprof)")
 	addOutputFlag(cmd, &o.Output)
 	return cmd
 }
@@ -98,6 +103,17 @@ func Perf(ctx context.Context, out, log io.Writer, o PerfOptions) error {
 	}
 	if o.Port < 1 || o.Port > 65535 {
 		return fmt.Errorf("port %d: want 1 to 65535", o.Port)
+	}
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	side := perf.Side{Device: o.Device, EID: o.EID, Log: log}
 	if o.Server == "" {
