@@ -190,3 +190,26 @@ func TestServerErrors(t *testing.T) {
 	}
 	assert.ErrorIs(t, <-srv, context.Canceled)
 }
+
+// TestEventMode: with -e both sides sleep on their JFCE between records
+// and the tests still complete, on every transport.
+func TestEventMode(t *testing.T) {
+	for _, c := range []Config{
+		{Test: Test{Op: Send}, Event: true, Iters: 300},
+		{Test: Test{Op: Read}, Event: true, Iters: 300, Mode: jetty.RM},
+		{Test: Test{Op: Send, BW: true}, Event: true, Iters: 3000, Mode: jetty.UM, Sizes: []int{512}},
+		{Test: Test{Op: Atomic, BW: true}, Event: true, Iters: 3000, CAS: true},
+	} {
+		t.Run(c.Test.String(), func(t *testing.T) {
+			rep, table, err := pair(t, c)
+			require.NoError(t, err, table)
+			assert.True(t, rep.Event)
+			assert.Contains(t, table, " event ")
+			if c.Test.BW {
+				assert.Equal(t, c.Iters, rep.BW[0].Iters)
+			} else {
+				assert.Equal(t, c.Iters, rep.Latency[0].Iters)
+			}
+		})
+	}
+}
