@@ -138,11 +138,11 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 
 func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) {
 	var p *pendingWR
-	if n := len(q.free); n > 0 {
-		p, q.free = q.free[n-1], q.free[:n-1]
-	} else {
-		p = &pendingWR{}
+	if len(q.free) == 0 {
+		q.grow()
 	}
+	n := len(q.free)
+	p, q.free = q.free[n-1], q.free[:n-1]
 	p.wr, p.seq, p.rem = *w, seq, rem
 	p.wr.Local = p.sge[:copy(p.sge[:], w.Local)]
 	if w.Flags&provider.FlagInline != 0 {
@@ -164,6 +164,23 @@ func (q *sendq) popPending() *pendingWR {
 	q.pending[n] = nil
 	q.pending = q.pending[:n]
 	return p
+}
+
+// pendingBlock is how many pendingWRs one allocation makes: a sender that
+// falls behind its receiver allocates depth/pendingBlock times at most.
+const pendingBlock = 32
+
+// grow adds a block of pendingWRs to the free list; the lists get room
+// for the whole depth the first time, so they never grow again.
+func (q *sendq) grow() {
+	if cap(q.free) < q.depth {
+		q.free = make([]*pendingWR, 0, q.depth+pendingBlock)
+		q.pending = append(make([]*pendingWR, 0, q.depth), q.pending...)
+	}
+	block := make([]pendingWR, pendingBlock)
+	for i := range block {
+		q.free = append(q.free, &block[i])
+	}
 }
 
 // recycle keeps a finished pendingWR for the next enqueue.
