@@ -137,10 +137,16 @@ func (j *JFC) Poll(crs []CR) (int, error) {
 // fails with urma.ErrAgain while unread records remain: poll them first.
 func (j *JFC) Rearm(solicitedOnly bool) error {
 	if err := j.p.Rearm(solicitedOnly); err != nil {
+		if err == provider.ErrUnreadRecords {
+			return errRearmUnread
+		}
 		return opErr("rearm jfc", err)
 	}
 	return nil
 }
+
+// errRearmUnread is Rearm's error for unread records, made once.
+var errRearmUnread = opErr("rearm jfc", provider.ErrUnreadRecords)
 
 // Wait waits for an event of this JFC when it is the only JFC on its JFCE;
 // with a shared JFCE use JFCE.Wait. The event is acked by Wait itself.

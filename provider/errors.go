@@ -55,6 +55,11 @@ var (
 	ErrSignature error = StatusSignature
 )
 
+// ErrUnreadRecords is what JFC.Rearm returns while records wait to be
+// polled. It is one value, so that the race it reports, which an event
+// loop meets often, costs no allocation.
+var ErrUnreadRecords = Errorf(ErrAgain, "jfc has unread records; poll them first")
+
 var statusText = map[Status]string{
 	StatusSuccess:      "success",
 	StatusAgain:        "resource temporarily unavailable",

@@ -178,7 +178,7 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	unread := len(j.backlog)
 	j.bmu.Unlock()
 	if unread > 0 {
-		return provider.Errorf(provider.ErrAgain, "%d records not polled", unread)
+		return provider.ErrUnreadRecords
 	}
 	if !j.ctx.dev.attr.SolicitedEvents {
 		solicitedOnly = false // see DeviceAttr.SolicitedEvents

@@ -195,7 +195,7 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	// as urma_rearm_jfc does, so the caller polls them first.
 	if n := j.view.ring.count(); n > 0 {
 		armed.CompareAndSwap(mode, disarmed)
-		return provider.Errorf(provider.ErrAgain, "jfc has %d unread records; poll them first", n)
+		return provider.ErrUnreadRecords
 	}
 	return nil
 }

@@ -22,6 +22,12 @@ type jfce struct {
 	mu     sync.Mutex
 	jfcs   []*jfc
 	closed atomic.Bool
+	// scratch is what a sleeping Wait gives ppoll and read: only the
+	// kernel writes it, and nobody reads what it writes.
+	scratch struct {
+		fds [1]unix.PollFd
+		buf [8]byte
+	}
 	// sleeping is held (read) by Waits in ppoll on efd and (write) by
 	// destroy, so the descriptor is not closed, and its number reused,
 	// under a sleeper.
@@ -51,10 +57,17 @@ func (c *lbContext) NewJFCE() (provider.JFCE, error) {
 // signalEventfd wakes a JFCE. The counter cannot overflow in practice, and a
 // wake-up that is lost because the fd is gone has nobody left to wake.
 func signalEventfd(fd int) {
-	var one [8]byte
-	binary.NativeEndian.PutUint64(one[:], 1)
-	_, _ = unix.Write(fd, one[:])
+	_, _ = unix.Write(fd, eventfdOne[:])
 }
+
+// eventfdOne is the value signalEventfd writes. It lives outside the call,
+// as does each JFCE's read buffer: a buffer handed to a system call
+// escapes to the heap under the race detector, and these run once per
+// event.
+var eventfdOne = func() (b [8]byte) {
+	binary.NativeEndian.PutUint64(b[:], 1)
+	return b
+}()
 
 func (e *jfce) add(j *jfc) {
 	e.mu.Lock()
@@ -102,7 +115,6 @@ func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
-	var buf [8]byte
 	for {
 		if n := e.take(out); n > 0 {
 			return n, nil
@@ -124,7 +136,7 @@ func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
 			}
 			return 0, provider.Errorf(provider.ErrTimeout, "no completion event within %v", timeout)
 		}
-		if !e.sleep(slice, buf[:]) {
+		if !e.sleep(slice) {
 			return 0, errClosed("jfce")
 		}
 	}
@@ -133,16 +145,17 @@ func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
 // sleep waits up to d for the eventfd and consumes its counter; the flags
 // say which JFCs fired, so a wake-up whose flag an earlier take already
 // collected is harmless. It reports false once the JFCE is closed.
-func (e *jfce) sleep(d time.Duration, buf []byte) bool {
+func (e *jfce) sleep(d time.Duration) bool {
 	e.sleeping.RLock()
 	defer e.sleeping.RUnlock()
 	if e.closed.Load() {
 		return false
 	}
-	fds := []unix.PollFd{{Fd: int32(e.efd), Events: unix.POLLIN}}
+	fds := e.scratch.fds[:]
+	fds[0] = unix.PollFd{Fd: int32(e.efd), Events: unix.POLLIN}
 	ts := unix.NsecToTimespec(int64(d))
 	if n, err := unix.Ppoll(fds, &ts, nil); err == nil && n > 0 {
-		_, _ = unix.Read(e.efd, buf)
+		_, _ = unix.Read(e.efd, e.scratch.buf[:])
 	}
 	return true
 }
