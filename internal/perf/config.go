@@ -25,6 +25,7 @@ const (
 
 var opNames = [...]string{"read", "write", "send", "atomic"}
 
+// String is the operation's name in test names: "read", "write"...
 func (o Op) String() string { return opNames[o] }
 
 // Test is an operation and whether its bandwidth (else its latency) is
@@ -60,6 +61,7 @@ func ParseTest(s string) (Test, error) {
 	return Test{}, fmt.Errorf("unknown test %q (want one of %s)", s, strings.Join(Tests(), ", "))
 }
 
+// String is the test's name, e.g. "write_lat".
 func (t Test) String() string {
 	if t.BW {
 		return t.Op.String() + "_bw"

@@ -185,6 +185,7 @@ func (c *ibContext) ListenRDMACM(addr netip.AddrPort) (provider.CMListener, erro
 	return l, nil
 }
 
+// Addr implements provider.CMListener.
 func (l *cmListener) Addr() netip.AddrPort { return l.addr }
 func (l *cmListener) rank() int            { return 0 }
 func (l *cmListener) forceClose() error    { return l.Close() }
@@ -301,6 +302,7 @@ func (l *cmListener) event(ctx context.Context) (verbs.CMEvent, error) {
 // not of the Jetty: Accept waits for the next request.
 type peerFailed struct{ error }
 
+// Unwrap gives errors.Is the failure underneath.
 func (e peerFailed) Unwrap() error { return e.error }
 
 // accept answers one request with j's QP and waits until the connection is
