@@ -56,7 +56,11 @@ func newRun(e *endpoint, size int, stop *atomic.Bool, progress *atomic.Int64) *r
 	}
 	// Receives take the whole region, so that those left posted by a
 	// smaller size fit the next.
-	r.recv = []jetty.RecvWR{{Local: []jetty.SGE{e.seg.SGE(0, uint32(e.region))}}}
+	r.recv = make([]jetty.RecvWR, e.cfg.RxDepth)
+	sge := []jetty.SGE{e.seg.SGE(0, uint32(e.region))}
+	for i := range r.recv {
+		r.recv[i].Local = sge
+	}
 	return r
 }
 
@@ -68,12 +72,15 @@ func (r *run) more(i int, limit int) bool {
 	return i < limit && (i%64 != 0 || time.Now().Before(r.until))
 }
 
-// postRecvs posts n receives into the first region.
+// postRecvs posts n receives into the first region, in one call per
+// RxDepth.
 func (r *run) postRecvs(n int) error {
-	for range n {
-		if err := r.e.postRecv(r.recv); err != nil {
+	for n > 0 {
+		k := min(n, len(r.recv))
+		if err := r.e.postRecv(r.recv[:k]); err != nil {
 			return err
 		}
+		n -= k
 	}
 	return nil
 }
