@@ -71,36 +71,48 @@ type cmServer struct {
 }
 
 func startCMServer(c *ibContext) (*cmServer, error) {
-	ch, err := verbs.NewEventChannel()
+	ch, w, id, err := cmListen(c.eid.addr, 0, c.scope(), 128, "rdma_cm events")
 	if err != nil {
-		return nil, verbsErr("create rdma_cm channel", err)
-	}
-	s := &cmServer{c: c, ch: ch, done: make(chan struct{}), conns: map[verbs.CMID]*conn{}}
-	fail := func(err error) (*cmServer, error) {
-		if !s.listen.IsZero() {
-			_ = s.listen.Destroy()
-		}
-		if s.w != nil {
-			_ = s.w.Close()
-		}
-		ch.Destroy()
 		return nil, err
 	}
-	if s.w, err = verbs.NewWaiter(ch.FD(), "rdma_cm events"); err != nil {
-		return fail(verbsErr("watch rdma_cm channel", err))
-	}
-	if s.listen, err = ch.NewID(); err != nil {
-		return fail(verbsErr("create rdma_cm id", err))
-	}
-	if err := s.listen.Bind(c.eid.addr, 0, c.scope()); err != nil {
-		return fail(verbsErr("bind "+c.eid.addr.String()+" (is the EID's interface in this network namespace?)", err))
-	}
-	if err := s.listen.Listen(128); err != nil {
-		return fail(verbsErr("listen", err))
-	}
-	s.port = s.listen.SrcPort()
+	s := &cmServer{c: c, ch: ch, w: w, listen: id, port: id.SrcPort(), done: make(chan struct{}), conns: map[verbs.CMID]*conn{}}
 	go s.loop()
 	return s, nil
+}
+
+// cmListen opens an event channel, a waiter on it named name, and an id on
+// it listening at (a, port) with backlog: the set-up of the context's URMA
+// listener and of a plain rdma_cm one. On failure nothing is left open.
+func cmListen(a netip.Addr, port uint16, scope uint32, backlog int, name string) (*verbs.EventChannel, *verbs.Waiter, verbs.CMID, error) {
+	ch, err := verbs.NewEventChannel()
+	if err != nil {
+		return nil, nil, verbs.CMID{}, verbsErr("create rdma_cm channel", err)
+	}
+	var w *verbs.Waiter
+	var id verbs.CMID
+	fail := func(err error) (*verbs.EventChannel, *verbs.Waiter, verbs.CMID, error) {
+		if !id.IsZero() {
+			_ = id.Destroy()
+		}
+		if w != nil {
+			_ = w.Close()
+		}
+		ch.Destroy()
+		return nil, nil, verbs.CMID{}, err
+	}
+	if w, err = verbs.NewWaiter(ch.FD(), name); err != nil {
+		return fail(verbsErr("watch rdma_cm channel", err))
+	}
+	if id, err = ch.NewID(); err != nil {
+		return fail(verbsErr("create rdma_cm id", err))
+	}
+	if err := id.Bind(a, port, scope); err != nil {
+		return fail(verbsErr("bind "+netip.AddrPortFrom(a, port).String()+" (is the address's interface in this network namespace?)", err))
+	}
+	if err := id.Listen(backlog); err != nil {
+		return fail(verbsErr("listen", err))
+	}
+	return ch, w, id, nil
 }
 
 func (c *ibContext) scope() uint32 {

@@ -152,34 +152,12 @@ func (c *ibContext) ListenRDMACM(addr netip.AddrPort) (provider.CMListener, erro
 	if !a.IsValid() || a.IsUnspecified() {
 		a = c.eid.addr
 	}
-	ch, err := verbs.NewEventChannel()
+	_, scope := c.sourceFor(a)
+	ch, w, id, err := cmListen(a, addr.Port(), scope, 16, "rdma_cm listener")
 	if err != nil {
-		return nil, verbsErr("create rdma_cm channel", err)
-	}
-	l := &cmListener{c: c, ch: ch, closed: make(chan struct{})}
-	fail := func(err error) (provider.CMListener, error) {
-		if !l.id.IsZero() {
-			_ = l.id.Destroy()
-		}
-		if l.w != nil {
-			_ = l.w.Close()
-		}
-		ch.Destroy()
 		return nil, err
 	}
-	if l.w, err = verbs.NewWaiter(ch.FD(), "rdma_cm listener"); err != nil {
-		return fail(verbsErr("watch rdma_cm channel", err))
-	}
-	if l.id, err = ch.NewID(); err != nil {
-		return fail(verbsErr("create rdma_cm id", err))
-	}
-	_, scope := c.sourceFor(a)
-	if err := l.id.Bind(a, addr.Port(), scope); err != nil {
-		return fail(verbsErr("bind "+netip.AddrPortFrom(a, addr.Port()).String(), err))
-	}
-	if err := l.id.Listen(16); err != nil {
-		return fail(verbsErr("listen", err))
-	}
+	l := &cmListener{c: c, ch: ch, w: w, id: id, closed: make(chan struct{})}
 	l.addr = netip.AddrPortFrom(a, l.id.SrcPort())
 	c.track(l)
 	return l, nil
