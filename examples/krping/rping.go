@@ -88,25 +88,9 @@ func rpingServe(ctx context.Context, w io.Writer, c config, ready chan<- string,
 	}
 	_ = l.Close() // one connection, as rping -s without -P
 	fmt.Fprintf(w, "krping: rping connection from %v\n", p.cm.PeerAddr())
-	sctx, cancel := context.WithCancelCause(ctx)
+	sctx, cancel := cancelWhen(ctx, p.cm.Done(), errHangup)
 	defer cancel(nil)
-	go func() {
-		select {
-		case <-p.cm.Done():
-			cancel(errHangup)
-		case <-sctx.Done():
-		}
-	}()
-	err = pingServer(sctx, w, p, o)
-	if err != nil && ctx.Err() == nil {
-		// The client's disconnect flushes this end's receives, which can
-		// come before the event that says so.
-		select {
-		case <-p.cm.Done():
-			err = nil
-		case <-time.After(time.Second):
-		}
-	}
+	err = unlessHungUp(ctx, sctx, pingServer(sctx, w, p, o))
 	if err == nil && ctx.Err() == nil {
 		<-sctx.Done() // count= pings done: wait for the client to hang up
 		if !errors.Is(context.Cause(sctx), errHangup) {
@@ -145,24 +129,12 @@ func rpingDial(ctx context.Context, w io.Writer, c config, addr string, n int) (
 	}
 	fmt.Fprintf(w, "krping: rping client on %v eid %v, connected to %v: ping test, count %d, size %d, %s mode\n",
 		p.ctx.Device(), p.ctx.EID(), addr, o.count, o.size, mode)
-	cctx, cancel := context.WithCancelCause(ctx)
+	cctx, cancel := cancelWhen(ctx, p.cm.Done(), errServerGone)
 	defer cancel(nil)
-	go func() {
-		select {
-		case <-p.cm.Done():
-			cancel(errServerGone)
-		case <-cctx.Done():
-		}
-	}()
 	if err := pingClient(cctx, w, p, o); err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
 		// As on the server: flushed receives can come before the event.
-		select {
-		case <-p.cm.Done():
+		if ctx.Err() == nil && endsWithin(p.cm.Done(), time.Second) {
 			return fmt.Errorf("%w: %w", errServerGone, err)
-		case <-time.After(time.Second):
 		}
 		return err
 	}

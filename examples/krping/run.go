@@ -115,18 +115,7 @@ func serve(ctx context.Context, w io.Writer, c config, ln net.Listener, n int) (
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	msgs := watch(conn, func() { cancel(errHangup) })
-	err = serverTest(sctx, w, p, o)
-	if err != nil && ctx.Err() == nil && !hungUp(sctx, err) {
-		// A failure right as the client leaves (its buffers are gone) is
-		// the client leaving.
-		select {
-		case <-sctx.Done():
-		case <-time.After(time.Second):
-		}
-	}
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(sctx), errHangup) {
-		err = nil
-	}
+	err = unlessHungUp(ctx, sctx, serverTest(sctx, w, p, o))
 	if err == nil {
 		// Finished first (count= on the server): wait for the goodbye.
 		select {
@@ -138,6 +127,47 @@ func serve(ctx context.Context, w io.Writer, c config, ln net.Listener, n int) (
 	fmt.Fprintln(w, p.stats.line(n, c.dev))
 	_ = exutil.WriteMsg(conn, []byte("bye"))
 	return err
+}
+
+// unlessHungUp is err, or nil when err is the client leaving: sctx is the
+// server loop's context, cancelled with errHangup when the client goes. A
+// failure right as the client leaves (its buffers are gone, its receives
+// flushed) can come before the news that it left, so it waits a second
+// for that news.
+func unlessHungUp(ctx, sctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if !hungUp(sctx, err) {
+		endsWithin(sctx.Done(), time.Second)
+	}
+	if errors.Is(context.Cause(sctx), errHangup) {
+		return nil
+	}
+	return err
+}
+
+// endsWithin reports whether done closes within d.
+func endsWithin(done <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// cancelWhen returns ctx cancelled with cause once done closes.
+func cancelWhen(ctx context.Context, done <-chan struct{}, cause error) (context.Context, context.CancelCauseFunc) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-done:
+			cancel(cause)
+		case <-cctx.Done():
+		}
+	}()
+	return cctx, cancel
 }
 
 // watch reads the out-of-band connection in the background: any message,
