@@ -37,14 +37,17 @@ func TestHelloRoundTrip(t *testing.T) {
 	assert.Equal(t, h, got)
 }
 
+// withUint16 is a copy of b with the big-endian uint16 at off set to v.
+func withUint16(b []byte, off int, v uint16) []byte {
+	b = append([]byte(nil), b...)
+	binary.BigEndian.PutUint16(b[off:], v)
+	return b
+}
+
 func TestParseHelloRejects(t *testing.T) {
 	good, err := hello{window: 4, value: 32, jfrToken: 1, jfrs: []jetty.Descriptor{testJFR(1)}}.marshal()
 	require.NoError(t, err)
-	with := func(off int, v uint16) []byte {
-		b := append([]byte(nil), good...)
-		binary.BigEndian.PutUint16(b[off:], v)
-		return b
-	}
+	with := func(off int, v uint16) []byte { return withUint16(good, off, v) }
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -92,11 +95,7 @@ func TestWelcomeRoundTrip(t *testing.T) {
 func TestParseWelcomeRejects(t *testing.T) {
 	good, err := testWelcome().marshal()
 	require.NoError(t, err)
-	patch := func(off int, v uint16) []byte {
-		b := append([]byte(nil), good...)
-		binary.BigEndian.PutUint16(b[off:], v)
-		return b
-	}
+	patch := func(off int, v uint16) []byte { return withUint16(good, off, v) }
 	for _, tc := range []struct {
 		name string
 		b    []byte
