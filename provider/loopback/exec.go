@@ -54,18 +54,18 @@ func remoteSpan(sg *provider.SGE, n uint32, need provider.Access) (span, provide
 // exec runs one request and completes it. It returns true when the request
 // must wait for a receive at its target (RNR) and has done nothing.
 func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
-	var l sgList
 	if w.Opcode == provider.OpNOP {
 		q.complete(w, seq, nil, provider.CRSuccess, 0)
 		return false
 	}
-	if !q.local(w, &l) {
+	l := &q.sg[0]
+	if !q.local(w, l) {
 		q.fail(w, seq, rem, provider.CRLocAccessErr)
 		return false
 	}
 	// No defers on this path: it runs once per request, and a function
 	// with this many returns would not get the compiler's cheap ones.
-	rnr = q.execWith(w, seq, rem, &l)
+	rnr = q.execWith(w, seq, rem, l)
 	l.release()
 	return rnr
 }
@@ -86,9 +86,8 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 			dst.ref.release()
 			return rnr
 		}
-		var d sgList
-		d.add(dst)
-		n, err := placeSG(&d, l)
+		d := q.sg[1].only(dst)
+		n, err := placeSG(d, l)
 		if err != nil {
 			st = dst.ref.lossStatus()
 		}
@@ -105,9 +104,7 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 			q.fail(w, seq, rem, st)
 			return false
 		}
-		var s sgList
-		s.add(src)
-		n, err := copySG(l, &s)
+		n, err := copySG(l, q.sg[1].only(src))
 		src.ref.release()
 		if err != nil {
 			q.fail(w, seq, rem, src.ref.lossStatus())
@@ -224,14 +221,13 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	var n uint64
 	st := provider.CRSuccess
 	if dst != nil {
-		var d sgList
-		d.add(*dst)
 		var err error
-		if n, err = placeSG(&d, src); err != nil {
+		if n, err = placeSG(q.sg[1].only(*dst), src); err != nil {
 			cr.Status, st = provider.CRLocAccessErr, dst.ref.lossStatus()
 		}
 	} else {
-		var r sgList
+		r := &q.sg[1]
+		r.n = 0
 		ok := true
 		for _, sg := range v.sges(pos) {
 			ref := v.bufRef(sg.handle, sg.gen)
@@ -254,7 +250,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 			cr.Status, st = provider.CRLocLenErr, provider.CRRemOperationErr
 		default:
 			var err error
-			if n, err = copySG(&r, src); err != nil {
+			if n, err = copySG(r, src); err != nil {
 				cr.Status, st = provider.CRLocAccessErr, provider.CRRemOperationErr
 			}
 			cr.Len = uint32(n)
@@ -262,7 +258,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		r.release()
 	}
 	v.ring.release(pos)
-	v.jfc.push(&cr, 0, 0)
+	v.jfc.push(&cr, 0)
 	if st != provider.CRSuccess && v.peer != nil {
 		// A receive buffer the peer could not describe any more because its
 		// process went away is the peer's loss, not a bad buffer.

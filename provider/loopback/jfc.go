@@ -10,17 +10,21 @@ import (
 )
 
 // crSlot is a completion record as it lies in a JFC ring: plain integers
-// only. qid and sqSeq tell the poller which send queue slots to free.
+// only, 56 bytes, so that with the ring's sequence word a record is one
+// cache line to move between cores.
 type crSlot struct {
-	userCtx     uint64
-	imm         uint64
-	sqSeq       uint64
+	userCtx uint64
+	// word is the immediate data of a receive-side record (CRFlagRecv),
+	// and for a send-side one the sequence of its request, which tells the
+	// poller which slots of the send queue localID names to free. A
+	// send-side record carries no immediate data and a receive-side one
+	// frees no slot, so they share the word.
+	word        uint64
 	remoteEID   [16]byte
 	remoteUASID uint32
 	remoteID    uint32
 	length      uint32
 	localID     uint32
-	qid         uint32
 	status      uint8
 	opcode      uint8
 	flags       uint8
@@ -57,16 +61,20 @@ type jfcView struct {
 
 // push adds a record. It is called by whichever goroutine, in whichever
 // process, completed the request.
-func (v *jfcView) push(cr *provider.CR, qid uint32, sqSeq uint64) {
+func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
 	pos, ok := v.ring.reserve()
 	if !ok {
 		v.overflow()
 		return
 	}
 	s := (*crSlot)(v.ring.payload(pos))
-	*s = crSlot{userCtx: cr.UserCtx, imm: cr.Imm, sqSeq: sqSeq, remoteEID: cr.RemoteID.EID,
+	word := sqSeq
+	if cr.Flags&provider.CRFlagRecv != 0 {
+		word = cr.Imm
+	}
+	*s = crSlot{userCtx: cr.UserCtx, word: word, remoteEID: cr.RemoteID.EID,
 		remoteUASID: cr.RemoteID.UASID, remoteID: cr.RemoteID.ID, length: cr.Len, localID: cr.LocalID,
-		qid: qid, status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
+		status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
 	v.ring.publish(pos)
 	armed := v.ring.meta(metaArmed)
 	if mode := armed.Load(); mode != disarmed {
@@ -163,15 +171,16 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			break
 		}
 		s := (*crSlot)(r.payload(pos))
+		flags := provider.CRFlags(s.flags)
 		crs[n] = provider.CR{Status: provider.CRStatus(s.status), Opcode: provider.Opcode(s.opcode),
-			Flags: provider.CRFlags(s.flags), Len: s.length, UserCtx: s.userCtx, LocalID: s.localID,
-			RemoteID: provider.JettyID{EID: s.remoteEID, UASID: s.remoteUASID, ID: s.remoteID}, Imm: s.imm}
-		qid, seq := s.qid, s.sqSeq
+			Flags: flags, Len: s.length, UserCtx: s.userCtx, LocalID: s.localID,
+			RemoteID: provider.JettyID{EID: s.remoteEID, UASID: s.remoteUASID, ID: s.remoteID}}
+		word := s.word
 		r.release(pos)
-		if seq != 0 {
-			if q := j.ctx.sendqByID(qid); q != nil {
-				q.credit(seq)
-			}
+		if flags&provider.CRFlagRecv != 0 {
+			crs[n].Imm = word
+		} else if q := j.ctx.sendqByID(crs[n].LocalID); q != nil {
+			q.credit(word)
 		}
 		n++
 	}

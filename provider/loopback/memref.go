@@ -80,8 +80,9 @@ type span struct {
 
 func (s *span) remote() bool { return s.b == nil && s.n > 0 }
 
-// sgList is a scatter/gather list resolved to memory. It lives on the stack
-// of exec, so the data path does not allocate.
+// sgList is a scatter/gather list resolved to memory. The lists of a
+// request live in its sendq (under the queue's lock), not on the stack:
+// a fresh one would be 776 bytes to zero for every request.
 type sgList struct {
 	s [maxSGE]span
 	n int
@@ -89,13 +90,22 @@ type sgList struct {
 
 func (l *sgList) add(s span) { l.s[l.n] = s; l.n++ }
 
+// only makes the list the single span s, without taking a reference.
+func (l *sgList) only(s span) *sgList {
+	l.s[0], l.n = s, 1
+	return l
+}
+
 func (l *sgList) addBytes(b []byte) { l.add(span{b: b, n: uint64(len(b))}) }
 
+// release drops the list's references and forgets its spans, so that a
+// kept list holds no caller memory alive.
 func (l *sgList) release() {
 	for i := 0; i < l.n; i++ {
 		if l.s[i].ref != nil {
 			l.s[i].ref.release()
 		}
+		l.s[i] = span{}
 	}
 	l.n = 0
 }

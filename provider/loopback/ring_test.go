@@ -152,3 +152,9 @@ func TestRingOfOne(t *testing.T) {
 		}
 	}
 }
+
+func TestCRSlotIsOneCacheLine(t *testing.T) {
+	if got := slotSizeFor(crSlotSize); got != 64 {
+		t.Fatalf("a JFC ring slot is %d bytes (record %d + sequence 8); records must stay one cache line", got, crSlotSize)
+	}
+}

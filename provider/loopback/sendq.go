@@ -49,6 +49,9 @@ type sendq struct {
 	free    []*pendingWR
 	retries int
 	timer   *time.Timer
+	// sg holds the resolved local and remote lists of the request that
+	// exec runs.
+	sg [2]sgList
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -251,7 +254,7 @@ func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CR
 	if rem != nil {
 		cr.RemoteID = rem.desc.ID
 	}
-	q.jfc.view.push(&cr, q.id, seq)
+	q.jfc.view.push(&cr, seq)
 }
 
 // fail completes a request with an error status and moves the queue to
