@@ -2,6 +2,7 @@ package jetty_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -158,4 +159,46 @@ func ExampleJFC_Wait() {
 	// Output:
 	// event, then SEND SUCCESS len 7
 	// data ok: true
+}
+
+// Spin, then park: PollWait polls for up to the spin budget and then
+// sleeps on the JFC's own JFCE until a record arrives. A reply that is
+// quick costs no wake-up; a slow one costs no CPU.
+func ExampleJFC_PollWait() {
+	server, client := open(0), open(1)
+	defer server.Close()
+	defer client.Close()
+
+	jfce := must(jetty.NewJFCE(server))
+	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 64, JFCE: jfce}))
+	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 32, JFC: sjfc}))
+	buf := must(segment.Alloc(server, 64, segment.Config{Access: segment.LocalOnly}))
+	if err := jfr.Recv(buf.SGE(0, 64), 1); err != nil {
+		log.Fatal(err)
+	}
+
+	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 32, JFC: cjfc}))
+	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
+	copy(msg.Bytes(), "ping")
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		if err := jfs.Send(remote, msg.SGE(0, 4), 0, 2); err != nil {
+			log.Fatal(err)
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	crs := make([]jetty.CR, 16)
+	n := must(sjfc.PollWait(ctx, crs, 50*time.Microsecond))
+	fmt.Println(n, crs[0].Opcode, crs[0].Status, string(buf.Bytes()[:crs[0].Len]))
+	// The sender's own record, polled the same way (its JFC has no JFCE,
+	// so it only spins).
+	n = must(cjfc.PollWait(ctx, crs, 0))
+	fmt.Println(n, crs[0].Opcode, crs[0].Status)
+	// Output:
+	// 1 SEND SUCCESS ping
+	// 1 SEND SUCCESS
 }

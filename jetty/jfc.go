@@ -2,7 +2,10 @@ package jetty
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/urma-go/sdk/internal/spin"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/urma"
@@ -87,6 +90,11 @@ type JFC struct {
 	jfce   *JFCE
 	closer closer
 	views  viewOps
+	// pace is PollWait's: one across calls, so that a loop of short
+	// waits yields too.
+	pace spin.Pacer
+	// parks counts PollWait's sleeps, for its tests.
+	parks atomic.Int64
 }
 
 // NewJFC creates a completion queue. Give it a depth at least the sum of the

@@ -52,6 +52,7 @@ func TestPerfTwoProcesses(t *testing.T) {
 		row  string
 	}{
 		{[]string{"write_lat", "-n", "2000", "-s", "64"}, `(?m)^ 64 +2000 +(\d+\.\d\d +){9}$`},
+		{[]string{"send_lat", "-n", "500", "-s", "8", "-e", "--spin", "20us"}, `(?m)^ 8 +500 +(\d+\.\d\d +){9}$`},
 		{[]string{"send_bw", "-n", "2000", "-s", "4096", "-p", "RM", "-l", "4"}, `(?m)^ 4096 +2000 +(\d+\.\d\d +){2}\d+\.\d{6} *$`},
 	} {
 		t.Run(c.args[0], func(t *testing.T) {
@@ -103,14 +104,15 @@ func TestPerfJSONAndErrors(t *testing.T) {
 	assert.Greater(t, rep.Latency[0].Median, 0.0)
 
 	for args, want := range map[string]string{
-		"perf bogus_lat":               `unknown test "bogus_lat"`,
-		"perf write_lat -p XY":         `mode "XY"`,
-		"perf write_lat -a -s 64":      "exclude each other",
-		"perf write_lat -A xor":        `atomic "xor"`,
-		"perf write_lat --port 0":      "port 0",
-		"perf write_lat -e 127.0.0.1":  "no event mode",
-		"perf write_bw -l 500 1.2.3.4": "post list 500",
-		"perf send_lat -o yaml":        `invalid output format "yaml"`,
+		"perf bogus_lat":                     `unknown test "bogus_lat"`,
+		"perf write_lat -p XY":               `mode "XY"`,
+		"perf write_lat -a -s 64":            "exclude each other",
+		"perf write_lat -A xor":              `atomic "xor"`,
+		"perf write_lat --port 0":            "port 0",
+		"perf write_lat -e 127.0.0.1":        "no event mode",
+		"perf send_lat --spin 5us 127.0.0.1": "add -e",
+		"perf write_bw -l 500 1.2.3.4":       "post list 500",
+		"perf send_lat -o yaml":              `invalid output format "yaml"`,
 	} {
 		_, errOut, code := run(t, bin, regexp.MustCompile(` +`).Split(args, -1)...)
 		assert.Equal(t, 1, code, args)

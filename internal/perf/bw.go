@@ -60,7 +60,7 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 		if completed >= limit {
 			break
 		}
-		n, err := e.poll(r.stop)
+		n, err := e.poll(r.ctx)
 		if err != nil {
 			return bwOutcome{}, err
 		}

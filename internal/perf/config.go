@@ -86,6 +86,9 @@ type Config struct {
 	Mode     jetty.Mode
 	// Event waits for completions on a JFCE instead of busy-polling (-e).
 	Event bool
+	// Spin is how long event mode polls before it sleeps on the JFCE
+	// (--spin): spin, then park. Zero sleeps after the first empty poll.
+	Spin time.Duration
 	// Inline sends requests of up to Inline bytes inline (-I); -1 takes
 	// the device's maximum, 0 never inlines.
 	Inline int
@@ -173,6 +176,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%v needs a connection: UM carries only SEND (use -p RC or RM)", c.Test)
 	case c.Iters < 1 || c.Iters > maxSamples:
 		return fmt.Errorf("iterations %d: want 1 to %d", c.Iters, maxSamples)
+	case c.Spin < 0:
+		return fmt.Errorf("spin %v is negative", c.Spin)
+	case c.Spin > 0 && !c.Event:
+		return fmt.Errorf("spin %v is the budget before sleeping in event mode: add -e", c.Spin)
 	case c.Duration < 0:
 		return fmt.Errorf("duration %v is negative", c.Duration)
 	case c.TxDepth < 1 || c.RxDepth < 1:

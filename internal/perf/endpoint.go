@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/urma-go/sdk/internal/spin"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
@@ -42,6 +43,8 @@ type endpoint struct {
 	// from one size to the next: a server's loop ends with its last
 	// request running.
 	recvsPosted, pendingSend, pendingRecv int
+	// pace yields the spinning loops to Go's scheduler now and then.
+	pace spin.Pacer
 }
 
 // openEndpoint opens the device's EID eid and creates the resources cfg

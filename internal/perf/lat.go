@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -18,14 +19,15 @@ type run struct {
 	recv []jetty.RecvWR
 	// until, when set, ends the client's loop by time instead of count.
 	until time.Time
-	// stop ends a server loop; progress counts finished iterations.
-	stop     *atomic.Bool
+	// ctx ends a loop (the peer is done, or failed); progress counts
+	// finished iterations.
+	ctx      context.Context
 	progress *atomic.Int64
 }
 
 // newRun prepares the requests of the test at size bytes.
-func newRun(e *endpoint, size int, stop *atomic.Bool, progress *atomic.Int64) *run {
-	r := &run{e: e, size: size, stop: stop, progress: progress}
+func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) *run {
+	r := &run{ctx: ctx, e: e, size: size, progress: progress}
 	w := jetty.WR{Local: []jetty.SGE{e.seg.SGE(uint64(e.region), uint32(size))}}
 	if e.jetty == nil {
 		w.Target = e.peer // a bound Jetty needs none
@@ -98,7 +100,7 @@ func (r *run) fillRecvs() error {
 // reap waits for records and counts them: receives (reposted at once)
 // into pendingRecv, send-side ones off pendingSend.
 func (r *run) reap() error {
-	n, err := r.e.poll(r.stop)
+	n, err := r.e.poll(r.ctx)
 	if err != nil {
 		return err
 	}
@@ -154,7 +156,7 @@ func (r *run) latClient(samples []int64) (int, error) {
 		}
 		switch op {
 		case Write:
-			if err := watch.await(m, r.stop); err != nil {
+			if err := watch.await(m, r.ctx, &e.pace); err != nil {
 				return i, err
 			}
 		case Send:
@@ -205,7 +207,7 @@ func (r *run) latServer() (int64, error) {
 	for i := 0; ; i++ {
 		m := marker(i)
 		if op == Write {
-			if err := watch.await(m, r.stop); err != nil {
+			if err := watch.await(m, r.ctx, &e.pace); err != nil {
 				return n, err
 			}
 		} else {

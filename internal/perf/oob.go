@@ -29,6 +29,7 @@ type hello struct {
 	Duration time.Duration
 	Mode     int
 	Event    bool
+	Spin     time.Duration
 	Inline   int
 	CAS      bool
 	TxDepth  int

@@ -3,6 +3,7 @@ package perf
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -150,6 +151,8 @@ func TestConfig(t *testing.T) {
 		{Test: Test{Op: Read}, Sizes: []int{MaxSize + 1}}:         "size 8388609",
 		{Test: Test{Op: Read}, Iters: -1}:                         "iterations -1",
 		{Test: Test{Op: Read}, Inline: -2}:                        "inline -2",
+		{Test: Test{Op: Send}, Event: true, Spin: -1}:             "spin -1ns is negative",
+		{Test: Test{Op: Send}, Spin: time.Microsecond}:            "add -e",
 	} {
 		assert.ErrorContains(t, cfg.Defaults().Validate(), want, "%+v", *cfg)
 	}
@@ -199,14 +202,16 @@ func TestServerErrors(t *testing.T) {
 func TestEventMode(t *testing.T) {
 	for _, c := range []Config{
 		{Test: Test{Op: Send}, Event: true, Iters: 300},
+		{Test: Test{Op: Send}, Event: true, Spin: 20 * time.Microsecond, Iters: 300},
 		{Test: Test{Op: Read}, Event: true, Iters: 300, Mode: jetty.RM},
 		{Test: Test{Op: Send, BW: true}, Event: true, Iters: 3000, Mode: jetty.UM, Sizes: []int{512}},
 		{Test: Test{Op: Atomic, BW: true}, Event: true, Iters: 3000, CAS: true},
 	} {
-		t.Run(c.Test.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/spin=%v", c.Test, c.Spin), func(t *testing.T) {
 			rep, table, err := pair(t, c)
 			require.NoError(t, err, table)
 			assert.True(t, rep.Event)
+			assert.Equal(t, c.Spin, rep.Spin)
 			assert.Contains(t, table, " event ")
 			if c.Test.BW {
 				assert.Equal(t, c.Iters, rep.BW[0].Iters)

@@ -89,6 +89,7 @@ type Report struct {
 	Device   string        `json:"device"`
 	Mode     string        `json:"mode"`
 	Event    bool          `json:"event"`
+	Spin     time.Duration `json:"spin_ns,omitempty"`
 	Inline   int           `json:"inline"`
 	TxDepth  int           `json:"tx_depth"`
 	PostList int           `json:"post_list,omitempty"`
@@ -105,6 +106,9 @@ func (r *Report) header(w io.Writer, bw bool) {
 	wait := "poll"
 	if r.Event {
 		wait = "event"
+		if r.Spin > 0 {
+			wait = fmt.Sprintf("event after a %v spin", r.Spin)
+		}
 	}
 	fmt.Fprintln(w, rule)
 	fmt.Fprintf(w, " %s  provider %s  device %s  mode %s  %s  inline %d  tx depth %d", r.Test, r.Provider, r.Device, r.Mode, wait, r.Inline, r.TxDepth)

@@ -55,7 +55,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		return nil, err
 	}
 	h := hello{Version: protoVersion, Test: cfg.Test.String(), Sizes: cfg.Sizes, Iters: cfg.Iters, Duration: cfg.Duration,
-		Mode: int(cfg.Mode), Event: cfg.Event, Inline: cfg.Inline, CAS: cfg.CAS, TxDepth: cfg.TxDepth, RxDepth: cfg.RxDepth,
+		Mode: int(cfg.Mode), Event: cfg.Event, Spin: cfg.Spin, Inline: cfg.Inline, CAS: cfg.CAS, TxDepth: cfg.TxDepth, RxDepth: cfg.RxDepth,
 		PostList: cfg.PostList, CQMod: cfg.CQMod, endpointInfo: mine}
 	if err := ch.send(h); err != nil {
 		return nil, orCtx(ctx, err)
@@ -71,7 +71,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		return nil, err
 	}
 	rep := &Report{Test: cfg.Test.String(), Provider: e.ctx.Device().Provider(), Device: s.Device, Mode: modeName(cfg.Mode),
-		Event: cfg.Event, Inline: e.inline, TxDepth: cfg.TxDepth, Duration: cfg.Duration}
+		Event: cfg.Event, Spin: cfg.Spin, Inline: e.inline, TxDepth: cfg.TxDepth, Duration: cfg.Duration}
 	if cfg.Test.BW {
 		rep.PostList, rep.CQMod = cfg.PostList, cfg.CQMod
 	}
@@ -86,10 +86,8 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		}
 		samples = make([]int64, n+1)
 	}
-	var stop atomic.Bool
-	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	for _, size := range cfg.Sizes {
-		if err := clientSize(ctx, e, ch, size, samples, &stop, s.Progress, rep, w); err != nil {
+		if err := clientSize(ctx, e, ch, size, samples, s.Progress, rep, w); err != nil {
 			return rep, orCtx(ctx, err)
 		}
 	}
@@ -101,12 +99,14 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 }
 
 // clientSize runs one size and adds its row to rep.
-func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []int64, stop *atomic.Bool,
+func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []int64,
 	progress io.Writer, rep *Report, w io.Writer) error {
 	cfg := e.cfg
 	clear(e.seg.Bytes())
 	var done atomic.Int64
-	r := newRun(e, size, stop, &done)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	r := newRun(ctx, e, size, &done)
 	if cfg.Test.Op == Send {
 		if err := r.fillRecvs(); err != nil {
 			return err
@@ -138,7 +138,7 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		var a answer
 		a.err = ch.recv(&a.p)
 		if a.err != nil || a.p.Err != "" {
-			stop.Store(true)
+			stop()
 		}
 		answers <- a
 	}()
@@ -254,7 +254,7 @@ func serverEndpoint(s Side, h hello) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: jetty.Mode(h.Mode), Event: h.Event,
+	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: jetty.Mode(h.Mode), Event: h.Event, Spin: h.Spin,
 		Inline: h.Inline, CAS: h.CAS, TxDepth: h.TxDepth, RxDepth: h.RxDepth, PostList: h.PostList, CQMod: h.CQMod}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -277,9 +277,10 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 		return fmt.Errorf("client asked for size %d", size)
 	}
 	clear(e.seg.Bytes())
-	var stop atomic.Bool
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	var progress atomic.Int64
-	r := newRun(e, size, &stop, &progress)
+	r := newRun(ctx, e, size, &progress)
 	if e.cfg.Test.Op == Send {
 		if err := r.fillRecvs(); err != nil {
 			_ = ch.send(phase{Err: err.Error()})
@@ -297,7 +298,7 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 	go func() {
 		defer wg.Done()
 		rerr = ch.recv(&done)
-		stop.Store(true)
+		stop()
 	}()
 	var n int64
 	var err error
@@ -310,7 +311,7 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 		err = nil
 	}
 	if err != nil {
-		stop.Store(true)
+		stop()
 		_ = ch.send(phase{Err: err.Error()})
 		wg.Wait()
 		return err

@@ -96,26 +96,25 @@
 //
 // # Busy polling and Go's preemption
 //
-// Go preempts a goroutine that runs for 10 ms by sending its thread a
-// signal; a goroutine spinning on JFC.Poll or on memory is such a
-// goroutine. Turning that off with GODEBUG=asyncpreemptoff=1 made busy
-// polling faster in the test VM (2 vCPUs, TCG, rxe0, numbers in the
-// README's performance table), but it has a condition: every spin loop
-// must reach a point where the scheduler can stop it. A loop on JFC.Poll
-// does (each poll is a cgo call, where the collector can stop it); a loop
-// that only reads memory does not, and then the collector's
-// stop-the-world waits for it forever. Calling an empty function is not
-// enough (the compiler leaves the check out of small leaf functions);
-// runtime.Gosched every few hundred turns is. bench/ib-perftest measures
-// both settings next to perftest.
+// Go preempts a goroutine that runs for 10 ms, and Go's sysmon thread
+// takes the processor (P) of one it finds inside a long cgo call; a
+// goroutine spinning on JFC.Poll or on memory is such a goroutine. Each
+// take sets sysmon polling every 20 us, stealing CPU from the peer and
+// from the kernel's rxe workers. A spin loop should therefore yield to the
+// scheduler by the clock, every few milliseconds, not every N turns: N
+// turns are microseconds on hardware and tens of milliseconds under
+// emulation, and a Gosched wakes a second thread each time. JFC.PollWait
+// does this (once per 5 ms) and also lets a JFC with a JFCE spin for a
+// budget and then sleep. In the test VM (2 vCPUs, TCG, rxe0) pacing by
+// the clock took urmactl perf's write_lat from about 3x perftest's median
+// to about 1.7x; the README's performance table has the numbers.
 //
-// A goroutine spinning on JFC.Poll spends its time in cgo calls. Go's
-// sysmon takes the processor (P) from a thread that has been in one call
-// for more than 20 us when no P is idle, and wakes another thread to look
-// for work. On hardware a poll takes well under a microsecond and this
-// does not happen; under emulation it did on most polls, until GOMAXPROCS
-// was one more than the number of spinning goroutines (8-byte SEND
-// latency in the test VM: 404-614 us with GOMAXPROCS=2, 219-240 us with 3).
+// GODEBUG=asyncpreemptoff=1 turns off the preemption signal. It has a
+// condition: every spin loop must reach a point where the scheduler can
+// stop it. A loop on JFC.Poll does (each poll is a cgo call); a loop that
+// only reads memory does not, and then the collector's stop-the-world
+// waits for it forever, unless it yields as above. bench/ib-perftest
+// measures both settings next to perftest.
 //
 // # Views and signature offload
 //

@@ -33,6 +33,7 @@ type PerfOptions struct {
 	Duration time.Duration
 	Mode     string
 	Event    bool
+	Spin     time.Duration
 	Inline   int
 	Atomic   string
 	TxDepth  int
@@ -80,6 +81,7 @@ func newPerfCmd() *cobra.Command {
 	f.DurationVarP(&o.Duration, "duration", "D", 0, "run each size this long instead of -n iterations (e.g. 5s)")
 	f.StringVarP(&o.Mode, "mode", "p", "RC", "transport mode: RM, RC or UM (0, 1, 2)")
 	f.BoolVarP(&o.Event, "event", "e", false, "sleep on a JFCE for completions instead of busy polling")
+	f.DurationVar(&o.Spin, "spin", 0, "with -e, poll this long before sleeping on the JFCE (spin, then park)")
 	f.IntVarP(&o.Inline, "inline", "I", -1, "send WRITE/SEND payloads of up to this many bytes inline (-1: device maximum, 0: never)")
 	f.StringVarP(&o.Atomic, "atomic", "A", "faa", "atomic operation: cas or faa")
 	f.IntVarP(&o.TxDepth, "tx-depth", "t", 0, "requests in flight (default 1 for latency, 128 for bandwidth)")
@@ -139,7 +141,7 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 	if err != nil {
 		return perf.Config{}, err
 	}
-	cfg := perf.Config{Test: t, Iters: o.Iters, Duration: o.Duration, Event: o.Event, Inline: o.Inline,
+	cfg := perf.Config{Test: t, Iters: o.Iters, Duration: o.Duration, Event: o.Event, Spin: o.Spin, Inline: o.Inline,
 		TxDepth: o.TxDepth, RxDepth: o.RxDepth, PostList: o.PostList, CQMod: o.CQMod}
 	switch strings.ToUpper(o.Mode) {
 	case "RM", "0":

@@ -1,0 +1,61 @@
+// Package spin paces busy-polling loops: how often a spinning goroutine
+// reads the clock and yields to Go's scheduler.
+//
+// A goroutine that never yields is "long-running" to Go's sysmon thread:
+// every 10 ms sysmon preempts it and, when it finds it inside a cgo call
+// (a verbs post or poll), takes its processor away; each take resets
+// sysmon's sleep to 20 us, so it then wakes thousands of times a second
+// and steals the CPU the peer and the kernel's rxe workers need.
+// Yielding every few thousand spins instead costs a thread woken by
+// each runtime.Gosched, and the count means microseconds on hardware and
+// tens of milliseconds under emulation. Yielding by the clock avoids
+// both: in the test VM, ib write_lat went from about 3x perftest's median
+// to about 1.7x. The yield is also what lets a stop-the-world reach a
+// loop that only reads memory under GODEBUG=asyncpreemptoff=1.
+package spin
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// Yield is the time between yields: well inside sysmon's 10 ms.
+	Yield = 5 * time.Millisecond
+	// check is how many ticks pass between clock reads: in a guest
+	// without a usable TSC a clock read is a system call.
+	check = 256
+)
+
+// base is the origin of the pacers' monotonic clock reads.
+var base = time.Now()
+
+// Now is the time since the package started, from the monotonic clock
+// alone (half the cost of time.Now).
+func Now() time.Duration { return time.Since(base) }
+
+// Pacer yields a spinning goroutine to Go's scheduler once per Yield,
+// however long each spin takes. The zero value is ready. It is safe for
+// concurrent use, so that the calls of a wait loop on several goroutines
+// (or one short call after another) share one pace.
+type Pacer struct {
+	n    atomic.Uint32
+	last atomic.Int64
+}
+
+// Tick counts one spin or one loop iteration and yields when Yield has
+// passed since the last yield. It reports whether it yielded: a good
+// moment for a loop to look at its stop condition.
+func (p *Pacer) Tick() bool {
+	if p.n.Add(1)%check != 0 {
+		return false
+	}
+	now := Now()
+	if now-time.Duration(p.last.Load()) < Yield {
+		return false
+	}
+	p.last.Store(int64(now))
+	runtime.Gosched()
+	return true
+}

@@ -1,0 +1,84 @@
+package jetty
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/urma-go/sdk/internal/spin"
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
+
+// parkSlice bounds one sleep of PollWait on the JFCE, so that a done ctx
+// is noticed.
+const parkSlice = 100 * time.Millisecond
+
+// spinClock is how many empty polls pass between reads of the clock while
+// PollWait spins out its budget.
+const spinClock = 16
+
+// PollWait moves at least one and up to len(crs) completion records into
+// crs and returns how many, waiting for the first one: spin, then park.
+//
+// It polls for up to spinFor. Past that, a JFC with a JFCE of its own is
+// armed and the goroutine sleeps on the JFCE until a record arrives, so a
+// record that comes within spinFor costs no wake-up and a late one no
+// CPU. A JFC without a JFCE (polling mode) spins until a record arrives,
+// whatever spinFor says. While spinning it yields to Go's scheduler once
+// every few milliseconds, by the clock (see the ib provider's notes on
+// busy polling).
+//
+// It returns ctx's error once ctx is done, noticed at those yields and
+// within 100 ms of sleep. A record with an error status is returned like
+// any other: check CR.OK.
+func (j *JFC) PollWait(ctx context.Context, crs []CR, spinFor time.Duration) (int, error) {
+	if len(crs) == 0 {
+		return 0, opErr("poll jfc", provider.Errorf(urma.ErrInvalid, "no room for records"))
+	}
+	var start time.Duration
+	for i := 0; ; i++ {
+		n, err := j.Poll(crs)
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if j.pace.Tick() {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		if j.jfce == nil {
+			continue
+		}
+		if spinFor > 0 {
+			switch {
+			case i == 0:
+				start = spin.Now()
+				continue
+			case i%spinClock != 0 || spin.Now()-start < spinFor:
+				continue
+			}
+		}
+		if err := j.park(ctx); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// park arms the JFC and sleeps on its JFCE for up to parkSlice; a record
+// that arrived before the arm ends it at once.
+func (j *JFC) park(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j.parks.Add(1)
+	if err := j.Rearm(false); err == errRearmUnread {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := j.Wait(parkSlice); err != nil && !errors.Is(err, urma.ErrTimeout) {
+		return err
+	}
+	return ctx.Err()
+}
