@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/urma-go/sdk/internal/spin"
+	"github.com/urma-go/sdk/spin"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/urma"

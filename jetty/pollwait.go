@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/urma-go/sdk/internal/spin"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 

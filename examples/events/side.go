@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -235,12 +235,10 @@ func (s *side) pause(ctx context.Context, d time.Duration) error {
 		}
 	}
 	start := time.Now()
-	for spins := 0; time.Since(start) < d; spins++ {
-		if spins%64 == 63 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			runtime.Gosched()
+	var pace spin.Pacer
+	for time.Since(start) < d {
+		if pace.Tick() && ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 	return nil

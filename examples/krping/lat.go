@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/urma-go/sdk/spin"
 )
 
 // The wlat, rlat and bw tests start with both ends advertising their start
@@ -76,6 +77,7 @@ func wlat(ctx context.Context, w io.Writer, p *peer, o options, remote ad, serve
 	}
 	n := uint32(min(o.size, int(remote.size)))
 	poll, buf := p.start.Bytes(), p.rdma.Bytes()
+	var pace spin.Pacer
 	begin := time.Now()
 	for i := 1; i <= o.count; i++ {
 		// The server answers the client's i; the client, after its first
@@ -85,12 +87,9 @@ func wlat(ctx context.Context, w io.Writer, p *peer, o options, remote ad, serve
 			want = i - 1
 		}
 		if want > 0 {
-			for spins := 0; firstByte(poll) != byte(want); spins++ {
-				if spins%256 == 255 {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					runtime.Gosched()
+			for firstByte(poll) != byte(want) {
+				if pace.Tick() && ctx.Err() != nil {
+					return ctx.Err()
 				}
 			}
 		}
@@ -106,12 +105,9 @@ func wlat(ctx context.Context, w io.Writer, p *peer, o options, remote ad, serve
 	}
 	if !server {
 		// The server's last write.
-		for spins := 0; firstByte(poll) != byte(o.count); spins++ {
-			if spins%256 == 255 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				runtime.Gosched()
+		for firstByte(poll) != byte(o.count) {
+			if pace.Tick() && ctx.Err() != nil {
+				return ctx.Err()
 			}
 		}
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -30,6 +30,7 @@ type worker struct {
 	signal int
 	counts workerCounts
 	key    [keySize]byte
+	pace   spin.Pacer
 }
 
 // responder is a worker's send queue to one client.
@@ -89,9 +90,9 @@ func (w *worker) close() error {
 	return errors.Join(append(errs, w.cq.Close())...)
 }
 
-// How a worker with nothing to do waits. Every idleRounds empty scans it
-// checks ctx and yields the processor (runtime.Gosched: a loop that only
-// reads memory must let the scheduler in). In event mode, once idle for
+// How a worker waits. Busy or idle, it yields to the scheduler by the
+// clock (package spin: a loop that only reads memory must let the
+// scheduler in) and checks ctx when it does. In event mode, once idle for
 // idleSpin, it sleeps between scans instead: a WRITE raises no event that
 // could wake it, so the region is still polled, less eagerly. A sleep
 // lasts about a millisecond whatever it asks for (Go's timers here).
@@ -109,7 +110,7 @@ func (w *worker) run(ctx context.Context) error {
 	first := w.id * per
 	idle := 0
 	var idleSince time.Time
-	for round := 0; ; round++ {
+	for {
 		found := false
 		for i := range per {
 			idx := first + i
@@ -142,22 +143,20 @@ func (w *worker) run(ctx context.Context) error {
 		} else {
 			idle++
 		}
-		if round%idleRounds == idleRounds-1 && ctx.Err() != nil {
+		if w.pace.Tick() && ctx.Err() != nil {
 			return nil
 		}
-		if idle == 0 || idle%idleRounds != 0 {
+		if !ss.srv.cfg.Event() || idle == 0 || idle%idleRounds != 0 {
 			continue
 		}
 		switch {
-		case !ss.srv.cfg.Event():
-			runtime.Gosched()
 		case idle == idleRounds:
 			idleSince = time.Now()
-			runtime.Gosched()
-		case time.Since(idleSince) < idleSpin:
-			runtime.Gosched()
-		default:
+		case time.Since(idleSince) >= idleSpin:
 			time.Sleep(idleSleep)
+			if ctx.Err() != nil {
+				return nil
+			}
 		}
 	}
 }

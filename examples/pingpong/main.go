@@ -13,13 +13,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/urma-go/sdk/jetty"
 	_ "github.com/urma-go/sdk/provider/ib"
 	_ "github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -103,6 +103,7 @@ type side struct {
 	event  bool
 	crs    []jetty.CR
 	queued []jetty.CR
+	pace   spin.Pacer
 }
 
 func newSide(name string, dev *urma.Device, eidIndex int, cfg config) (*side, error) {
@@ -174,7 +175,7 @@ func (s *side) next() (jetty.CR, error) {
 		return cr, cr.Err()
 	}
 	deadline := time.Now().Add(waitLimit)
-	for spins := 0; ; spins++ {
+	for {
 		n, err := s.jfc.Poll(s.crs)
 		if err != nil {
 			return jetty.CR{}, err
@@ -196,11 +197,10 @@ func (s *side) next() (jetty.CR, error) {
 			}
 			continue
 		}
-		if spins%64 == 63 {
-			if time.Now().After(deadline) {
-				return jetty.CR{}, fmt.Errorf("no completion in %v", waitLimit)
-			}
-			runtime.Gosched()
+		// A busy loop yields to the scheduler by the clock (see package
+		// spin), and that is when it looks at its deadline.
+		if s.pace.Tick() && time.Now().After(deadline) {
+			return jetty.CR{}, fmt.Errorf("no completion in %v", waitLimit)
 		}
 	}
 }

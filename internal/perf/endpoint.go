@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/urma-go/sdk/internal/spin"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/urma-go/sdk/internal/spin"
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/spin"
 )
 
 // errStopped ends a server loop: the client said it is done.

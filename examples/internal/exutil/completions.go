@@ -4,20 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 
 // Completions is a JFC with the way to wait on it: busy polling (spin,
-// yielding now and then) or event mode (Rearm, then sleep on a JFCE).
+// yielding to the scheduler by the clock) or event mode (Rearm, then sleep
+// on a JFCE).
 type Completions struct {
 	JFC    *jetty.JFC
 	JFCE   *jetty.JFCE
 	crs    []jetty.CR
 	queued []jetty.CR
+	pace   spin.Pacer
 }
 
 // NewCompletions creates a JFC of depth records, with a JFCE when event is
@@ -62,7 +64,7 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 		return cr, cr.Err()
 	}
 	deadline := time.Now().Add(limit)
-	for spins := 0; ; spins++ {
+	for {
 		n, err := c.JFC.Poll(c.crs)
 		if err != nil {
 			return jetty.CR{}, err
@@ -71,7 +73,7 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 			c.queued = c.crs[1:n]
 			return c.crs[0], c.crs[0].Err()
 		}
-		if spins%64 == 63 || c.Event() {
+		if c.pace.Tick() || c.Event() {
 			if err := ctx.Err(); err != nil {
 				return jetty.CR{}, err
 			}
@@ -80,9 +82,6 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 			}
 		}
 		if !c.Event() {
-			if spins%64 == 63 {
-				runtime.Gosched()
-			}
 			continue
 		}
 		// Rearm refuses while records are unread: the race between the

@@ -1,5 +1,7 @@
 // Package spin paces busy-polling loops: how often a spinning goroutine
-// reads the clock and yields to Go's scheduler.
+// reads the clock and yields to Go's scheduler. Put a Pacer in any loop
+// that polls memory (a HERD-style request slot, the last byte of a
+// WRITE); jetty.JFC.PollWait has one for completion queues.
 //
 // A goroutine that never yields is "long-running" to Go's sysmon thread:
 // every 10 ms sysmon preempts it and, when it finds it inside a cgo call
