@@ -40,6 +40,9 @@ type peerConn struct {
 
 	mu   sync.Mutex
 	segs map[uint32]*peerSeg
+	// segIndex is segs by handle, rebuilt on each insert, so that a
+	// delivery finds a receive buffer's segment without the lock.
+	segIndex atomic.Pointer[[]*peerSeg]
 	rqs  map[uint32]*rqView
 	jfcs map[uint32]*jfcView
 	maps []*mapping
@@ -244,6 +247,7 @@ func (p *peerConn) lost() {
 	}
 	p.maps, p.efds = nil, nil
 	p.segs, p.rqs, p.jfcs = nil, nil, nil
+	p.segIndex.Store(nil)
 	p.mu.Unlock()
 	if p.page != nil {
 		p.page.m.close()
@@ -275,6 +279,11 @@ func (p *peerConn) importSegment(desc provider.SegmentDesc, token uint32) (memRe
 // bufRef resolves a receive buffer of the peer, asking the peer for its
 // memory the first time.
 func (p *peerConn) bufRef(h, gen uint32) *memRef {
+	if idx := p.segIndex.Load(); idx != nil && int(h) < len(*idx) {
+		if ps := (*idx)[h]; ps != nil && ps.ref.gen == gen {
+			return &ps.ref
+		}
+	}
 	p.mu.Lock()
 	ps := p.segs[h]
 	p.mu.Unlock()
@@ -327,6 +336,7 @@ func (p *peerConn) addSeg(m message) (*peerSeg, error) {
 	// An older generation's mapping stays in p.maps until teardown: a
 	// request may still be copying through it.
 	p.segs[r.handle] = ps
+	p.indexSeg(r.handle, ps)
 	return ps, nil
 }
 
@@ -386,4 +396,16 @@ func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, 
 	v := &rqView{id: r.id, maxSGE: int(r.maxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.crFlags), peer: p}
 	p.rqs[r.id] = v
 	return v, nil
+}
+
+// indexSeg puts ps at handle h of a copy of segIndex; p.mu is held.
+func (p *peerConn) indexSeg(h uint32, ps *peerSeg) {
+	var idx []*peerSeg
+	if old := p.segIndex.Load(); old != nil {
+		idx = *old
+	}
+	idx = append(make([]*peerSeg, 0, max(len(idx), int(h)+1)), idx...)
+	idx = idx[:max(len(idx), int(h)+1)]
+	idx[h] = ps
+	p.segIndex.Store(&idx)
 }
