@@ -111,7 +111,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		access |= segment.Atomic
 	}
 	e.seg, err = segment.Alloc(e.ctx, uint64(2*e.region), segment.Config{Access: access,
-		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: 2*e.region >= 4<<20})
+		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: 2*e.region >= 2<<20})
 	return e, err
 }
 
