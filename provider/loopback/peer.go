@@ -43,10 +43,10 @@ type peerConn struct {
 	// segIndex is segs by handle, rebuilt on each insert, so that a
 	// delivery finds a receive buffer's segment without the lock.
 	segIndex atomic.Pointer[[]*peerSeg]
-	rqs  map[uint32]*rqView
-	jfcs map[uint32]*jfcView
-	maps []*mapping
-	efds []int
+	rqs      map[uint32]*rqView
+	jfcs     map[uint32]*jfcView
+	maps     []*mapping
+	efds     []int
 }
 
 type peerSeg struct{ ref memRef }

@@ -33,26 +33,30 @@ func benchPost(b *testing.B, p *pair, w jetty.WR) {
 	}
 }
 
-func BenchmarkPostWrite8(b *testing.B) {
-	p := newPair(b)
-	benchPost(b, p, jetty.WR{Opcode: urma.OpWrite, Target: p.remote,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
-}
-
-func BenchmarkPostWriteInline8(b *testing.B) {
-	p := newPair(b)
-	benchPost(b, p, jetty.WR{Opcode: urma.OpWrite, Target: p.remote, Flags: jetty.Inline,
-		Inline: make([]byte, 8), Remote: p.tgt.SGE(0, 8)})
-}
-
-func BenchmarkPostRead8(b *testing.B) {
-	p := newPair(b)
-	benchPost(b, p, jetty.WR{Opcode: urma.OpRead, Target: p.remote,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
-}
-
-func BenchmarkPostFAdd(b *testing.B) {
-	p := newPair(b)
-	benchPost(b, p, jetty.WR{Opcode: urma.OpFAdd, Target: p.remote, Operand: 1,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
+// BenchmarkPost measures a post of each kind of small request.
+func BenchmarkPost(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		wr   func(p *pair) jetty.WR
+	}{
+		{"Write8", func(p *pair) jetty.WR {
+			return jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
+		}},
+		{"WriteInline8", func(p *pair) jetty.WR {
+			return jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Inline, Inline: make([]byte, 8), Remote: p.tgt.SGE(0, 8)}
+		}},
+		{"Read8", func(p *pair) jetty.WR {
+			return jetty.WR{Opcode: urma.OpRead, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
+		}},
+		{"FAdd", func(p *pair) jetty.WR {
+			return jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := newPair(b)
+			w := c.wr(p)
+			w.Target = p.remote
+			benchPost(b, p, w)
+		})
+	}
 }
