@@ -12,7 +12,7 @@
 // each runtime.Gosched, and the count means microseconds on hardware and
 // tens of milliseconds under emulation. Yielding by the clock avoids
 // both: in the test VM, ib write_lat went from about 3x perftest's median
-// to about 1.7x. The yield is also what lets a stop-the-world reach a
+// to 1.7-2.6x (two runs; the guest is noisy). The yield is also what lets a stop-the-world reach a
 // loop that only reads memory under GODEBUG=asyncpreemptoff=1.
 package spin
 

@@ -156,7 +156,7 @@ func (r *run) latClient(samples []int64) (int, error) {
 		}
 		switch op {
 		case Write:
-			if err := watch.await(m, r.ctx, &e.pace); err != nil {
+			if err := watch.await(r.ctx, m, &e.pace); err != nil {
 				return i, err
 			}
 		case Send:
@@ -207,7 +207,7 @@ func (r *run) latServer() (int64, error) {
 	for i := 0; ; i++ {
 		m := marker(i)
 		if op == Write {
-			if err := watch.await(m, r.ctx, &e.pace); err != nil {
+			if err := watch.await(r.ctx, m, &e.pace); err != nil {
 				return n, err
 			}
 		} else {

@@ -51,7 +51,7 @@ func watchLast(b []byte) byteWatch {
 func (w byteWatch) load() byte { return byte(atomic.LoadUint32(w.word) >> w.shift) }
 
 // await spins until the watched byte is v, or ctx ends.
-func (w byteWatch) await(v byte, ctx context.Context, p *spin.Pacer) error {
+func (w byteWatch) await(ctx context.Context, v byte, p *spin.Pacer) error {
 	for w.load() != v {
 		if p.Tick() && ctx.Err() != nil {
 			return errStopped

@@ -107,7 +107,7 @@
 // does this (once per 5 ms) and also lets a JFC with a JFCE spin for a
 // budget and then sleep. In the test VM (2 vCPUs, TCG, rxe0) pacing by
 // the clock took urmactl perf's write_lat from about 3x perftest's median
-// to about 1.7x; the README's performance table has the numbers.
+// to 1.7-2.6x (two runs; the guest is noisy); the README's performance table has the numbers.
 //
 // GODEBUG=asyncpreemptoff=1 turns off the preemption signal. It has a
 // condition: every spin loop must reach a point where the scheduler can
