@@ -53,46 +53,64 @@ func pairOn(t *testing.T, dev string, srv, cli int, cfg Config) (*Report, string
 	return rep, table.String(), err
 }
 
-func TestEveryTest(t *testing.T) {
+// testMode is one test in one transport mode, named "test/mode".
+type testMode struct {
+	name string
+	test Test
+	mode jetty.Mode
+}
+
+// testModes is every test in every mode that can run it: UM carries only
+// SEND.
+func testModes(t *testing.T) []testMode {
+	var tms []testMode
 	for _, name := range Tests() {
+		test, err := ParseTest(name)
+		require.NoError(t, err)
 		for _, mode := range []jetty.Mode{jetty.RC, jetty.RM, jetty.UM} {
-			test, err := ParseTest(name)
-			require.NoError(t, err)
 			if mode == jetty.UM && test.Op != Send {
 				continue
 			}
-			t.Run(name+"/"+mode.String(), func(t *testing.T) {
-				cfg := Config{Test: test, Mode: mode, Iters: 300, Sizes: []int{64, 4096}}
-				if test.Op == Atomic {
-					cfg.Sizes = nil
-				}
-				rep, table, err := pair(t, cfg)
-				require.NoError(t, err, table)
-				want := []int{64, 4096}
-				if test.Op == Atomic {
-					want = []int{8}
-				}
-				if test.BW {
-					require.Len(t, rep.BW, len(want), table)
-					for i, r := range rep.BW {
-						assert.Equal(t, want[i], r.Bytes)
-						assert.Equal(t, 300, r.Iters)
-						assert.Greater(t, r.AvgMBs, 0.0)
-						assert.GreaterOrEqual(t, r.PeakMBs, r.AvgMBs*0.999)
-						assert.InDelta(t, r.AvgMBs*(1<<20)/float64(r.Bytes)/1e6, r.MsgRateMpps, 1e-9)
-					}
-					return
-				}
-				require.Len(t, rep.Latency, len(want), table)
-				for i, r := range rep.Latency {
+			tms = append(tms, testMode{name + "/" + mode.String(), test, mode})
+		}
+	}
+	return tms
+}
+
+func TestEveryTest(t *testing.T) {
+	for _, tm := range testModes(t) {
+		test, mode := tm.test, tm.mode
+		t.Run(tm.name, func(t *testing.T) {
+			cfg := Config{Test: test, Mode: mode, Iters: 300, Sizes: []int{64, 4096}}
+			if test.Op == Atomic {
+				cfg.Sizes = nil
+			}
+			rep, table, err := pair(t, cfg)
+			require.NoError(t, err, table)
+			want := []int{64, 4096}
+			if test.Op == Atomic {
+				want = []int{8}
+			}
+			if test.BW {
+				require.Len(t, rep.BW, len(want), table)
+				for i, r := range rep.BW {
 					assert.Equal(t, want[i], r.Bytes)
 					assert.Equal(t, 300, r.Iters)
-					assert.Greater(t, r.Min, 0.0)
-					assert.True(t, r.Min <= r.Median && r.Median <= r.P99 && r.P99 <= r.P999 && r.P99999 <= r.Max, "%+v", r)
+					assert.Greater(t, r.AvgMBs, 0.0)
+					assert.GreaterOrEqual(t, r.PeakMBs, r.AvgMBs*0.999)
+					assert.InDelta(t, r.AvgMBs*(1<<20)/float64(r.Bytes)/1e6, r.MsgRateMpps, 1e-9)
 				}
-				assert.Contains(t, table, "t_median[us]")
-			})
-		}
+				return
+			}
+			require.Len(t, rep.Latency, len(want), table)
+			for i, r := range rep.Latency {
+				assert.Equal(t, want[i], r.Bytes)
+				assert.Equal(t, 300, r.Iters)
+				assert.Greater(t, r.Min, 0.0)
+				assert.True(t, r.Min <= r.Median && r.Median <= r.P99 && r.P99 <= r.P999 && r.P99999 <= r.Max, "%+v", r)
+			}
+			assert.Contains(t, table, "t_median[us]")
+		})
 	}
 }
 

@@ -22,34 +22,28 @@ func TestVerbs(t *testing.T) {
 		dev, err := urma.DeviceByName(d.Name)
 		require.NoError(t, err)
 		attr := dev.Attr()
-		for _, name := range Tests() {
-			for _, mode := range []jetty.Mode{jetty.RC, jetty.RM, jetty.UM} {
-				test, err := ParseTest(name)
-				require.NoError(t, err)
-				if mode == jetty.UM && test.Op != Send {
-					continue
+		for _, tm := range testModes(t) {
+			test, mode := tm.test, tm.mode
+			t.Run(d.Name+"/"+tm.name, func(t *testing.T) {
+				cfg := Config{Test: test, Mode: mode, Iters: 200, Sizes: []int{64, 4096}}
+				if mode == jetty.UM {
+					cfg.Sizes = []int{64, 1024} // rxe's UM messages fit its MTU
 				}
-				t.Run(d.Name+"/"+name+"/"+mode.String(), func(t *testing.T) {
-					cfg := Config{Test: test, Mode: mode, Iters: 200, Sizes: []int{64, 4096}}
-					if mode == jetty.UM {
-						cfg.Sizes = []int{64, 1024} // rxe's UM messages fit its MTU
-					}
-					rep, table, err := pairOn(t, d.Name, 0, 0, cfg)
-					if test.Op == Atomic && attr.AtomicOps == 0 || !attr.SupportsMode(mode) {
-						require.ErrorIs(t, err, urma.ErrNotSupported, table)
-						return
-					}
-					require.NoError(t, err, table)
-					t.Log("\n" + table)
-					if test.BW {
-						require.NotEmpty(t, rep.BW)
-						assert.Greater(t, rep.BW[0].AvgMBs, 0.0)
-					} else {
-						require.NotEmpty(t, rep.Latency)
-						assert.Greater(t, rep.Latency[0].Median, 0.0)
-					}
-				})
-			}
+				rep, table, err := pairOn(t, d.Name, 0, 0, cfg)
+				if test.Op == Atomic && attr.AtomicOps == 0 || !attr.SupportsMode(mode) {
+					require.ErrorIs(t, err, urma.ErrNotSupported, table)
+					return
+				}
+				require.NoError(t, err, table)
+				t.Log("\n" + table)
+				if test.BW {
+					require.NotEmpty(t, rep.BW)
+					assert.Greater(t, rep.BW[0].AvgMBs, 0.0)
+				} else {
+					require.NotEmpty(t, rep.Latency)
+					assert.Greater(t, rep.Latency[0].Median, 0.0)
+				}
+			})
 		}
 	}
 }
