@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/urma-go/sdk/internal/leakcheck"
 )
 
 var (
@@ -22,7 +23,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := leakcheck.Main(m)
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}

@@ -92,6 +92,7 @@ func openContext(d *device, e eidEntry) (*ibContext, error) {
 		return fail(err)
 	}
 	c.uasid = uint32(c.cm.port)
+	provider.CountContexts(1)
 	return c, nil
 }
 
@@ -141,20 +142,31 @@ func (c *ibContext) Close() error {
 			}
 		}
 	}
+	c.mu.Lock()
+	provider.CountObjects(-len(c.objects)) // those whose forced close could not untrack them
+	c.objects = map[child]struct{}{}
+	c.mu.Unlock()
 	c.events.Close()
 	c.teardown() // stops c.cm again: stop is idempotent, and handlers may still reach it
+	provider.CountContexts(-1)
 	return nil
 }
 
 func (c *ibContext) track(o child) {
 	c.mu.Lock()
-	c.objects[o] = struct{}{}
+	if _, ok := c.objects[o]; !ok {
+		c.objects[o] = struct{}{}
+		provider.CountObjects(1)
+	}
 	c.mu.Unlock()
 }
 
 func (c *ibContext) untrack(o child) {
 	c.mu.Lock()
-	delete(c.objects, o)
+	if _, ok := c.objects[o]; ok {
+		delete(c.objects, o)
+		provider.CountObjects(-1)
+	}
 	c.mu.Unlock()
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/urma-go/sdk/internal/leakcheck"
 	"github.com/urma-go/sdk/provider/providertest/remote"
 )
 
@@ -12,5 +13,5 @@ import (
 // network namespace.
 func TestMain(m *testing.M) {
 	remote.MaybeServe()
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Main(m))
 }

@@ -75,6 +75,7 @@ func newContext(eid provider.EID) (*lbContext, error) {
 		}
 		err = c.listen()
 		if err == nil {
+			provider.CountContexts(1)
 			return c, nil
 		}
 		fabricRemove(c)
@@ -110,6 +111,7 @@ func (c *lbContext) adopt(ch child) (uint32, error) {
 		return 0, errClosed("context")
 	}
 	c.children = append(c.children, ch)
+	provider.CountObjects(1)
 	c.nextID++
 	return c.nextID, nil
 }
@@ -120,6 +122,7 @@ func (c *lbContext) disown(ch child) {
 	for i, x := range c.children {
 		if x == ch {
 			c.children = append(c.children[:i], c.children[i+1:]...)
+			provider.CountObjects(-1)
 			return
 		}
 	}
@@ -136,6 +139,7 @@ func (c *lbContext) Close() error {
 	}
 	kids := c.children
 	c.children = nil
+	provider.CountObjects(-len(kids))
 	pages := c.pages
 	c.pages = nil
 	c.mu.Unlock()
@@ -158,6 +162,7 @@ func (c *lbContext) Close() error {
 	}
 	c.page.release()
 	c.events.Close()
+	provider.CountContexts(-1)
 	return nil
 }
 

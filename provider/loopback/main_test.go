@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/urma-go/sdk/internal/leakcheck"
 	"github.com/urma-go/sdk/provider/providertest/remote"
 )
 
@@ -12,5 +13,5 @@ import (
 func TestMain(m *testing.M) {
 	remote.MaybeServe()
 	maybeBenchPeer()
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Main(m))
 }
