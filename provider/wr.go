@@ -45,7 +45,7 @@ type WR struct {
 // DataLen is the number of bytes the request carries: the inline data's
 // length, or the sum of the local SGE lengths.
 func (w *WR) DataLen() uint64 {
-	if w.Flags&FlagInline != 0 {
+	if w.InlineBytes() {
 		return uint64(len(w.Inline))
 	}
 	var n uint64
@@ -54,6 +54,12 @@ func (w *WR) DataLen() uint64 {
 	}
 	return n
 }
+
+// InlineBytes reports whether the request's data is in Inline. An inline
+// request (FlagInline) with no Inline bytes takes its data from its Local
+// SGEs, copied during the post as verbs' IBV_SEND_INLINE does: the buffers
+// may be reused as soon as the post returns.
+func (w *WR) InlineBytes() bool { return w.Flags&FlagInline != 0 && len(w.Inline) > 0 }
 
 // RecvWR is a receive work request (urma_jfr_wr_t): the buffers an incoming
 // message is scattered into, in order.

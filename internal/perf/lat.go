@@ -50,7 +50,7 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	}
 	if (w.Opcode == urma.OpWrite || w.Opcode == urma.OpSend) && size <= e.inline {
 		w.Flags |= jetty.Inline
-		w.Inline = e.sendBuf(size)
+		w.Inline, w.Local = e.sendBuf(size), nil
 	}
 	r.wr = make([]jetty.WR, e.cfg.PostList)
 	for i := range r.wr {

@@ -320,9 +320,9 @@ func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx i
 	}
 	switch {
 	case w.Opcode == provider.OpNOP:
-	case w.Flags&provider.FlagInline != 0:
+	case w.InlineBytes():
 		flags |= verbs.SendInline
-		if len(w.Inline) > 0 {
+		{
 			var sge verbs.SGE
 			// The device copies inline data during the post call, while
 			// w is still referenced by the caller's slice.
@@ -330,6 +330,9 @@ func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx i
 			q.sges = append(q.sges, sge)
 		}
 	default:
+		if w.Flags&provider.FlagInline != 0 {
+			flags |= verbs.SendInline // the device copies from the SGEs during the post
+		}
 		for k := range w.Local {
 			var sge verbs.SGE
 			sge.Set(w.Local[k].Addr, w.Local[k].Len, q.lkeys[k])
@@ -487,7 +490,7 @@ func (q *sendq) release() {
 
 // localInRange checks that every local SGE lies inside its segment.
 func (q *sendq) localInRange(w *provider.WR) bool {
-	if w.Flags&provider.FlagInline != 0 {
+	if w.InlineBytes() {
 		return true
 	}
 	for i := range w.Local {
@@ -851,7 +854,7 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 		return nil, nil, err
 	}
 	q.lkeys = q.lkeys[:0]
-	if w.Flags&provider.FlagInline == 0 {
+	if !w.InlineBytes() {
 		for i := range w.Local {
 			seg, err := q.ctx.localSeg(w.Local[i].Seg)
 			if err != nil {

@@ -11,7 +11,7 @@ import (
 // local resolves the request's local SGEs (or inline data); false means a
 // local protection error.
 func (q *sendq) local(w *provider.WR, l *sgList) bool {
-	if w.Flags&provider.FlagInline != 0 {
+	if w.InlineBytes() {
 		l.addBytes(w.Inline)
 		return true
 	}

@@ -134,12 +134,18 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 				continue
 			}
 		}
-		q.enqueue(w, q.head, rem)
+		if !q.enqueue(w, q.head, rem) {
+			q.fail(w, q.head, rem, provider.CRLocAccessErr)
+		}
 	}
 	return len(wrs), nil
 }
 
-func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) {
+// enqueue keeps a request that must wait for a receive. An inline
+// request's data is copied now, from Inline or from its SGEs: the caller may
+// reuse them once Post returns. False means its SGEs could not be read any
+// more (a segment closed since the post began): nothing was queued.
+func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) bool {
 	var p *pendingWR
 	if len(q.free) == 0 {
 		q.grow()
@@ -150,13 +156,25 @@ func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) {
 	p.wr.Local = p.sge[:copy(p.sge[:], w.Local)]
 	if w.Flags&provider.FlagInline != 0 {
 		p.buf = append(p.buf[:0], w.Inline...)
-		p.wr.Inline = p.buf
+		if !w.InlineBytes() {
+			l := &q.sg[0]
+			if !q.local(w, l) {
+				q.recycle(p)
+				return false
+			}
+			for i := 0; i < l.n; i++ {
+				p.buf = append(p.buf, l.s[i].b...)
+			}
+			l.release()
+		}
+		p.wr.Inline, p.wr.Local = p.buf, nil
 	}
 	q.pending = append(q.pending, p)
 	if len(q.pending) == 1 && q.state == provider.StateReady {
 		q.retries = 0
 		q.arm()
 	}
+	return true
 }
 
 // popPending removes the oldest pending request. The slice is shifted

@@ -22,7 +22,7 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 	if err := wrcheck.Shape(w, &q.limits); err != nil {
 		return nil, err
 	}
-	if w.Flags&provider.FlagInline == 0 {
+	if !w.InlineBytes() {
 		for i := range w.Local {
 			if _, err := q.ctx.localSeg(w.Local[i].Seg); err != nil {
 				return nil, err

@@ -17,6 +17,7 @@ var sglTests = []test{
 	{"too many SGEs", testTooManySGEs},
 	{"inline send and write", testInline},
 	{"inline too large", testInlineTooLarge},
+	{"inline from SGEs", testInlineFromSGEs},
 	{"fence orders after read", testFence},
 	{"unsignaled success has no record", testUnsignaled},
 	{"batch post in order", testBatchOrder},
@@ -152,6 +153,45 @@ func testInlineTooLarge(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, Target: r.remote, Inline: make([]byte, 17)}})
 	require.ErrorIs(t, err, urma.ErrInvalid)
+}
+
+// testInlineFromSGEs posts inline requests whose data is in registered
+// memory rather than in WR.Inline, as verbs users write them: the data is
+// taken during the post, so the buffer may change right after, even for a
+// SEND that waits for its receive (RNR). The stress soak found the data of
+// such requests silently dropped.
+func testInlineFromSGEs(t *testing.T, e *env) {
+	if e.attr.MaxInline < 32 {
+		t.Skipf("the device inlines at most %d bytes", e.attr.MaxInline)
+	}
+	s := e.sender(jetty.JFSConfig{MaxInline: 32, RNRRetry: 7})
+	r := e.receiver(jetty.JFRConfig{})
+	dst, tg := e.remoteSeg(64, rwa)
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	msg := []byte("inline from two registered SGEs")
+	copy(l.Bytes(), msg)
+
+	require.NoError(t, s.jfs.Write(r.remote, tg.SGE(8, uint32(len(msg))), l.SGE(0, uint32(len(msg))), jetty.Inline, 1))
+	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, Target: r.remote, UserCtx: 2,
+		Local: []jetty.SGE{l.SGE(0, 10), l.SGE(10, uint32(len(msg)-10))}}})
+	require.NoError(t, err)
+	copy(l.Bytes(), "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX") // no receive yet: the SEND waits
+
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 3))
+	sa, err := s.jfs.Query()
+	require.NoError(t, err)
+	crs := e.poll(s.jfc, 2)
+	checkSendCR(t, crs[0], urma.OpWrite, 1, uint32(len(msg)), sa, r.jfr.Descriptor().ID)
+	checkSendCR(t, crs[1], urma.OpSend, 2, uint32(len(msg)), sa, r.jfr.Descriptor().ID)
+	checkRecvCR(t, e.poll(r.jfc, 1)[0], urma.OpSend, 3, uint32(len(msg)), r.jfr.Descriptor().ID.ID, sa.ID, nil, false)
+	require.Equal(t, msg, dst.Bytes()[8:8+len(msg)])
+	require.Equal(t, msg, rb.Bytes()[:len(msg)])
+
+	err = s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, Target: r.remote, Inline: msg, Local: []jetty.SGE{l.SGE(0, 8)}}})
+	require.ErrorIs(t, err, urma.ErrInvalid, "data in both Inline and Local")
+	err = s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 33)}}})
+	require.ErrorIs(t, err, urma.ErrInvalid, "33 bytes from SGEs exceed MaxInline 32")
 }
 
 // testFence reads a word and then, fenced, overwrites it: the read must see

@@ -55,10 +55,14 @@ func Shape(w *provider.WR, l *Limits) error {
 		if op == provider.OpRead || op.IsAtomic() {
 			return provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
 		}
-		if len(w.Inline) > l.MaxInline {
-			return provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", len(w.Inline), l.MaxInline)
+		if len(w.Inline) > 0 && len(w.Local) > 0 {
+			return provider.Errorf(provider.ErrInvalid, "an inline request has its data in Inline or in Local SGEs, not both")
 		}
-	} else if len(w.Local) > l.MaxSGE {
+		if n := w.DataLen(); n > uint64(l.MaxInline) {
+			return provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", n, l.MaxInline)
+		}
+	}
+	if !w.InlineBytes() && len(w.Local) > l.MaxSGE {
 		return provider.Errorf(provider.ErrInvalid, "%d sges, queue allows %d", len(w.Local), l.MaxSGE)
 	}
 	if op == provider.OpRead {
