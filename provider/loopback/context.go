@@ -162,6 +162,7 @@ func (c *lbContext) Close() error {
 	}
 	c.page.release()
 	c.events.Close()
+	sweep(c.dir)
 	provider.CountContexts(-1)
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -56,7 +55,7 @@ func ensureDir(dir string) error {
 	case st.Mode&0o077 != 0:
 		return provider.Errorf(provider.ErrPermission, "loopback runtime directory %s has mode %#o; it must be 0700 so that other users cannot reach its contexts", dir, st.Mode&0o777)
 	}
-	sweepOnce(dir)
+	sweep(dir)
 	return nil
 }
 
@@ -68,14 +67,12 @@ func sockName(eid provider.EID, uasid uint32) string {
 	return fmt.Sprintf("%s-%08x%s", strings.ReplaceAll(a.String(), ":", "_"), uasid, sockSuffix)
 }
 
-var swept sync.Map // dir -> struct{}
-
-// sweepOnce removes, once per directory and process, the sockets of
-// contexts whose process died without cleaning up.
-func sweepOnce(dir string) {
-	if _, done := swept.LoadOrStore(dir, struct{}{}); done {
-		return
-	}
+// sweep removes the sockets of contexts whose process died without
+// cleaning up. A killed process cannot remove its own socket, and a peer
+// that never connected to it does not notice it die, so every context
+// sweeps when it opens and when it closes: what a crash leaves lasts only
+// until the next context of any process comes or goes.
+func sweep(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
