@@ -1,6 +1,7 @@
 package jetty
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,7 +146,9 @@ func (j *JFC) Poll(crs []CR) (int, error) {
 // fails with urma.ErrAgain while unread records remain: poll them first.
 func (j *JFC) Rearm(solicitedOnly bool) error {
 	if err := j.p.Rearm(solicitedOnly); err != nil {
-		if err == provider.ErrUnreadRecords {
+		// Records that arrived before the arm: PollWait relies on
+		// telling this apart from a failure.
+		if err == provider.ErrUnreadRecords || errors.Is(err, urma.ErrAgain) {
 			return errRearmUnread
 		}
 		return opErr("rearm jfc", err)

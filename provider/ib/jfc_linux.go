@@ -199,7 +199,10 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 			j.backlog = append([]softRecord{{cr: peek[0]}}, j.backlog...)
 			j.bmu.Unlock()
 		}
-		return provider.Errorf(provider.ErrAgain, "records arrived before the arm")
+		if err != nil {
+			return err
+		}
+		return provider.ErrUnreadRecords
 	}
 	return nil
 }
