@@ -84,7 +84,16 @@ func startChild(t *testing.T, s childSpec) *child {
 	cmd.Stdout = w
 	require.NoError(t, cmd.Start())
 	w.Close() // the child holds the write end: EOF means it is gone
-	return &child{cmd: cmd, stdin: stdin, out: &eofReader{f: r, eof: make(chan struct{})}}
+	c := &child{cmd: cmd, stdin: stdin, out: &eofReader{f: r, eof: make(chan struct{})}}
+	t.Cleanup(func() {
+		// A test that failed half-way must not leave its child running.
+		if c.cmd.ProcessState == nil {
+			c.signal(syscall.SIGKILL)
+			_ = c.cmd.Wait()
+		}
+		r.Close()
+	})
+	return c
 }
 
 func (c *child) signal(s syscall.Signal) { _ = c.cmd.Process.Signal(s) }

@@ -97,7 +97,10 @@ func (n *Node) Run(ctx context.Context) (Stats, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = w.run(ctx)
+			if errs[i] = w.run(ctx); errs[i] != nil && !w.told {
+				// Gone for good: the peer must not wait for it.
+				n.workerDrained()
+			}
 		}()
 	}
 	wg.Wait()
@@ -132,13 +135,12 @@ func (w *worker) run(ctx context.Context) error {
 	// Draining: no new requests; receives are still served, since the
 	// peer's SENDs need them to finish.
 	deadline := time.Now().Add(w.n.cfg.Drain)
-	told := false
 	for {
-		if w.inFlight == 0 && !told {
+		if w.inFlight == 0 && !w.told {
 			w.n.workerDrained()
-			told = true
+			w.told = true
 		}
-		if told && w.peerDone() {
+		if w.told && w.peerDone() {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -18,7 +18,7 @@ func TestSoakVerbs(t *testing.T) {
 // rather than the loopback's milliseconds.
 func TestPeerFaultsVerbs(t *testing.T) {
 	env := vm.Require(t)
-	dir := privateRunDir(t)
+	dir := t.TempDir() // nothing of the ib provider's lives in files
 	runs := max(*faultRuns/10, 1)
 	outcomes := map[string]int{}
 	for i := range runs {

@@ -45,6 +45,7 @@ type worker struct {
 	inFlight             int
 	broken               bool // a request failed: the JFS is in ERROR
 	stopped              bool // a post was refused: no new requests
+	told                 bool // counted as drained
 	rng                  uint64
 	stats                Stats
 }
