@@ -187,3 +187,81 @@ func TestDescStrings(t *testing.T) {
 	assert.Equal(t, "jetty{fe80::9/5/3735928559 mode=RC token=PLAIN_TEXT}", jettyDesc().String())
 	assert.Equal(t, "fe80::9/5/3735928559", jettyDesc().ID.String())
 }
+
+// FuzzSegmentDesc: a segment descriptor arrives from a peer (out of band,
+// or in a control request), so the decoder must reject rather than panic,
+// leave the value alone when it rejects, and accept only the canonical
+// encoding: every byte it accepts must come back from MarshalBinary.
+func FuzzSegmentDesc(f *testing.F) {
+	for _, d := range []provider.SegmentDesc{
+		segDesc(),
+		{Len: 1, Access: provider.AccessLocalOnly},
+		{VA: math.MaxUint64 - 9, Len: 9, Access: provider.AccessRead, TokenPolicy: provider.TokenAllEncrypted},
+	} {
+		b, err := d.MarshalBinary()
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	good, _ := segDesc().MarshalBinary()
+	f.Add(good[:provider.SegmentDescSize-1])
+	f.Add(append(append([]byte{}, good...), 0))
+	f.Add(with(good, 7, 1))                                           // reserved byte
+	f.Add(append(append([]byte{}, good[:40]...), make([]byte, 8)...)) // zero length
+	f.Add([]byte("URSG"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := segDesc()
+		before := d
+		if err := d.UnmarshalBinary(b); err != nil {
+			require.ErrorIs(t, err, provider.ErrInvalid)
+			require.Equal(t, before, d, "a rejected descriptor must not change the value")
+			return
+		}
+		require.NoError(t, d.Validate())
+		again, err := d.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, b, again, "accepted bytes must be the canonical encoding")
+		var d2 provider.SegmentDesc
+		require.NoError(t, d2.UnmarshalBinary(again))
+		require.Equal(t, d, d2)
+		appended, err := d.AppendBinary([]byte("xy"))
+		require.NoError(t, err)
+		require.Equal(t, append([]byte("xy"), b...), appended)
+	})
+}
+
+// FuzzJettyDesc is FuzzSegmentDesc for JFR and Jetty descriptors.
+func FuzzJettyDesc(f *testing.F) {
+	b, err := jettyDesc().MarshalBinary()
+	require.NoError(f, err)
+	f.Add(b)
+	f.Add(b[:provider.JettyDescSize-1])
+	f.Add(append(append([]byte{}, b...), 0))
+	f.Add(with(b, 5, 3)) // kind
+	f.Add(with(b, 6, 0)) // mode
+	f.Add(with(b, 7, 9)) // token policy
+	f.Add([]byte("URJT"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := jettyDesc()
+		before := d
+		if err := d.UnmarshalBinary(b); err != nil {
+			require.ErrorIs(t, err, provider.ErrInvalid)
+			require.Equal(t, before, d, "a rejected descriptor must not change the value")
+			return
+		}
+		require.NoError(t, d.Validate())
+		again, err := d.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, b, again, "accepted bytes must be the canonical encoding")
+		var d2 provider.JettyDesc
+		require.NoError(t, d2.UnmarshalBinary(again))
+		require.Equal(t, d, d2)
+	})
+}
+
+// with returns a copy of b with b[i] = v.
+func with(b []byte, i int, v byte) []byte {
+	c := append([]byte{}, b...)
+	c[i] = v
+	return c
+}

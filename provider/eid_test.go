@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +68,44 @@ func TestEIDText(t *testing.T) {
 	err = json.Unmarshal([]byte(`{"eid":"nope"}`), &d)
 	assert.ErrorIs(t, err, provider.ErrInvalid)
 	assert.Equal(t, "fe80::7", d.EID.String(), "a failed unmarshal leaves the value alone")
+}
+
+// FuzzParseEID: EIDs come from command lines, configuration and JSON sent by
+// peers. Whatever ParseEID accepts must print in a form it parses back to
+// the same EID, UnmarshalText must agree with it, and every 16-byte EID must
+// print parseably (a peer can send any 16 bytes in a descriptor).
+func FuzzParseEID(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "::ffff:127.0.0.4", "fe80::1", " ::1\n", "::", "fe80::1%eth0",
+		"1.2.3.256", "[::1]", "0x7f000001", "::ffff:1.2.3.4.5", "1:2:3:4:5:6:7:8", "\x00\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := provider.ParseEID(s)
+		var u provider.EID
+		uerr := u.UnmarshalText([]byte(s))
+		require.Equal(t, err == nil, uerr == nil, "UnmarshalText and ParseEID disagree on %q", s)
+		if err != nil {
+			require.ErrorIs(t, err, provider.ErrInvalid)
+			require.ErrorIs(t, uerr, provider.ErrInvalid)
+			require.True(t, u.IsZero(), "a failed UnmarshalText must leave the value alone")
+		} else {
+			require.Equal(t, e, u)
+			again, err := provider.ParseEID(e.String())
+			require.NoError(t, err, "%q prints as %q", s, e)
+			require.Equal(t, e, again)
+			text, err := e.MarshalText()
+			require.NoError(t, err)
+			require.Equal(t, e.String(), string(text))
+			if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil && a.Is4() {
+				require.True(t, e.IsIPv4Mapped(), "IPv4 %q must map to ::ffff:a.b.c.d", s)
+			}
+		}
+
+		// Any 16 bytes are an EID a peer can send; its text must parse back.
+		var raw provider.EID
+		copy(raw[:], s)
+		back, err := provider.ParseEID(raw.String())
+		require.NoError(t, err, "% x prints as %q", raw[:], raw)
+		require.Equal(t, raw, back)
+	})
 }

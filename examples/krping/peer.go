@@ -98,20 +98,25 @@ const helloSize = jetty.DescriptorSize + 4 + 1 + 4 + 4
 var testCodes = []string{"ping", "wlat", "rlat", "bw", "bw duplex"}
 
 func (p *peer) hello(o options) ([]byte, error) {
-	d, err := p.jetty.Descriptor().MarshalBinary()
+	return marshalHello(p.jetty.Descriptor(), p.token, o.test(), o.count, o.size)
+}
+
+// marshalHello is the encoder parseHello undoes.
+func marshalHello(id jetty.Descriptor, token uint32, test string, count, size int) ([]byte, error) {
+	d, err := id.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
 	code := 0
 	for i, name := range testCodes {
-		if name == o.test() {
+		if name == test {
 			code = i
 		}
 	}
-	d = binary.BigEndian.AppendUint32(d, p.token)
+	d = binary.BigEndian.AppendUint32(d, token)
 	d = append(d, byte(code))
-	d = binary.BigEndian.AppendUint32(d, uint32(o.count))
-	return binary.BigEndian.AppendUint32(d, uint32(o.size)), nil
+	d = binary.BigEndian.AppendUint32(d, uint32(count))
+	return binary.BigEndian.AppendUint32(d, uint32(size)), nil
 }
 
 // connect swaps hellos over c, imports the other end's Jetty and binds to

@@ -155,19 +155,61 @@ func TestDone(t *testing.T) {
 	}
 }
 
-// FuzzParse feeds every decoder arbitrary bytes: errors, never panics.
-// go test runs the seeds; go test -fuzz FuzzParse searches further.
+// FuzzParse feeds every decoder of what a peer sends (out-of-band
+// messages, request slots the client WROTE, responses the server SENT) the
+// same bytes. Each must reject or decode to values that its encoder turns
+// back into the same bytes; the parts a decoder ignores (a GET's stale
+// value length, slot bytes before the request) are left out of the
+// comparison.
 func FuzzParse(f *testing.F) {
 	h, _ := hello{window: 4, value: 32, jfrToken: 1, jfrs: []jetty.Descriptor{testJFR(1)}}.marshal()
 	w, _ := testWelcome().marshal()
-	for _, seed := range [][]byte{nil, {0}, h, w, marshalDone(7), refusal(errBadRequest), make([]byte, 64)} {
+	get := make([]byte, slotSize(32))
+	_, _ = putGet(get, make([]byte, keySize))
+	put := make([]byte, slotSize(32))
+	_, _ = putPut(put, []byte("0123456789abcdef"), []byte("value"))
+	resp := make([]byte, respSize(8))
+	n, _ := putResponse(resp, stOK, 3, []byte("12345678"))
+	for _, seed := range [][]byte{nil, {0}, h, w, marshalDone(7), refusal(errBadRequest), make([]byte, 64),
+		get, put, resp[:n], withUint16(put, len(put)-slotTail, 0xffff)} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = parseHello(b)
-		_, _ = parseWelcome(b)
-		_, _ = parseDone(b)
-		_, _ = parseRequest(b)
-		_, _ = parseResponse(b)
+		if h, err := parseHello(b); err == nil {
+			again, err := h.marshal()
+			require.NoError(t, err)
+			require.Equal(t, b, again, "hello")
+		}
+		if w, err := parseWelcome(b); err == nil {
+			again, err := w.marshal()
+			require.NoError(t, err)
+			require.Equal(t, b, again, "welcome")
+		} else if len(b) >= 4 && string(b[:4]) == string(magicRefusal[:]) {
+			require.Contains(t, err.Error(), string(b[4:]), "a refusal must carry the server's reason")
+		}
+		if n, err := parseDone(b); err == nil {
+			require.Equal(t, b, marshalDone(n), "done")
+		}
+
+		if r, err := parseRequest(b); err != nil {
+			require.ErrorIs(t, err, errBadRequest)
+		} else {
+			slot := make([]byte, len(b))
+			var start int
+			if r.op == opGet {
+				start, err = putGet(slot, r.key)
+			} else {
+				start, err = putPut(slot, r.key, r.value)
+			}
+			require.NoError(t, err)
+			require.Equal(t, b[start:], slot[start:], "request of opcode %d", r.op)
+		}
+
+		if r, err := parseResponse(b); err == nil {
+			buf := make([]byte, len(b))
+			n, err := putResponse(buf, r.status, r.window, r.value)
+			require.NoError(t, err)
+			require.Equal(t, b, buf[:n], "response")
+		}
 	})
 }

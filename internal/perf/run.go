@@ -54,10 +54,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 	if err != nil {
 		return nil, err
 	}
-	h := hello{Version: protoVersion, Test: cfg.Test.String(), Sizes: cfg.Sizes, Iters: cfg.Iters, Duration: cfg.Duration,
-		Mode: int(cfg.Mode), Event: cfg.Event, Spin: cfg.Spin, Inline: cfg.Inline, CAS: cfg.CAS, TxDepth: cfg.TxDepth, RxDepth: cfg.RxDepth,
-		PostList: cfg.PostList, CQMod: cfg.CQMod, endpointInfo: mine}
-	if err := ch.send(h); err != nil {
+	if err := ch.send(helloFor(cfg, mine)); err != nil {
 		return nil, orCtx(ctx, err)
 	}
 	var wel welcome
@@ -245,18 +242,38 @@ func Server(ctx context.Context, s Side) error {
 	}
 }
 
-// serverEndpoint checks the client's settings and opens this side.
-func serverEndpoint(s Side, h hello) (*endpoint, error) {
+// helloFor is the client's hello for cfg; config undoes it.
+func helloFor(cfg Config, mine endpointInfo) hello {
+	return hello{Version: protoVersion, Test: cfg.Test.String(), Sizes: cfg.Sizes, Iters: cfg.Iters, Duration: cfg.Duration,
+		Mode: int(cfg.Mode), Event: cfg.Event, Spin: cfg.Spin, Inline: cfg.Inline, CAS: cfg.CAS, TxDepth: cfg.TxDepth, RxDepth: cfg.RxDepth,
+		PostList: cfg.PostList, CQMod: cfg.CQMod, endpointInfo: mine}
+}
+
+// config checks the client's settings: everything but its endpoint.
+func (h hello) config() (Config, error) {
 	if h.Version != protoVersion {
-		return nil, fmt.Errorf("client speaks perf protocol %d, this server %d: run the same urmactl on both sides", h.Version, protoVersion)
+		return Config{}, fmt.Errorf("client speaks perf protocol %d, this server %d: run the same urmactl on both sides", h.Version, protoVersion)
 	}
 	t, err := ParseTest(h.Test)
 	if err != nil {
-		return nil, err
+		return Config{}, err
+	}
+	// A mode that does not fit would otherwise be cut down to a valid one.
+	if int(jetty.Mode(h.Mode)) != h.Mode {
+		return Config{}, fmt.Errorf("mode %d: want RM, RC or UM", h.Mode)
 	}
 	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: jetty.Mode(h.Mode), Event: h.Event, Spin: h.Spin,
 		Inline: h.Inline, CAS: h.CAS, TxDepth: h.TxDepth, RxDepth: h.RxDepth, PostList: h.PostList, CQMod: h.CQMod}
 	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// serverEndpoint checks the client's settings and opens this side.
+func serverEndpoint(s Side, h hello) (*endpoint, error) {
+	cfg, err := h.config()
+	if err != nil {
 		return nil, err
 	}
 	e, err := openEndpoint(s.Device, s.EID, cfg)

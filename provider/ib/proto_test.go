@@ -61,16 +61,61 @@ func TestReplyCarriesTheSentinel(t *testing.T) {
 	require.ErrorIs(t, err, provider.ErrInvalid)
 }
 
+// FuzzParseRequest: connect requests come from any host that reaches the
+// listener. Whatever parseRequest accepts must re-encode to the same bytes,
+// but for the reserved ones and the padding a transport may add.
 func FuzzParseRequest(f *testing.F) {
+	eid, err := provider.ParseEID("fe80::1")
+	require.NoError(f, err)
 	f.Add((&request{op: opImportSegment, va: 4096, len: 64}).marshal())
+	f.Add((&request{op: opBind, target: 7, token: 0xdeadbeef, kind: provider.KindJetty, mode: provider.RC,
+		policy: provider.TokenPlainText, srcEID: eid, srcUASID: 40000, srcID: 9, rnrTimer: 12, rnrRetry: 3}).marshal())
+	f.Add(append((&request{op: opDatagram, srcEID: eid, srcQPN: 0xabcdef, srcIID: 1}).marshal(), 0, 0, 0))
+	f.Add((&request{op: opDatagram + 1}).marshal())
 	f.Add([]byte("UB\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRequest(b)
 		if err != nil {
+			require.ErrorIs(t, err, provider.ErrInvalid)
 			return
 		}
-		again, err := parseRequest(r.marshal())
+		enc := r.marshal()
+		want := append([]byte{}, b[:requestSize]...)
+		want[26], want[27] = 0, 0 // reserved
+		require.Equal(t, want, enc)
+		again, err := parseRequest(enc)
 		require.NoError(t, err)
 		require.Equal(t, r, again)
+	})
+}
+
+// FuzzParseReply: replies come from the peer a request went to. Accepted
+// ones must re-encode to the same bytes (but for the reserved ones and the
+// padding), and a refusal must map to the sentinel of its status.
+func FuzzParseReply(f *testing.F) {
+	f.Add((&reply{rkey: 5, qpn: 6, qkey: 7, id: 8, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 9}}).marshal())
+	f.Add((&reply{status: replyPermission}).marshal())
+	f.Add(append((&reply{status: replyFail}).marshal(), 0, 0))
+	f.Add((&reply{status: replyFail + 1}).marshal())
+	f.Add([]byte("UB\x02"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseReply(b)
+		if err != nil {
+			require.ErrorIs(t, err, provider.ErrInvalid)
+			return
+		}
+		enc := r.marshal()
+		want := append([]byte{}, b[:replySize]...)
+		clear(want[20:24]) // reserved
+		require.Equal(t, want, enc)
+		again, err := parseReply(enc)
+		require.NoError(t, err)
+		require.Equal(t, r, again)
+		if rerr := r.err("import"); r.status == replyOK {
+			require.NoError(t, rerr)
+		} else {
+			require.ErrorIs(t, rerr, replyErrors[r.status])
+			require.Equal(t, r.status, replyCode(rerr), "the status must survive the trip through an error")
+		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -103,12 +104,31 @@ func readMsg(c *net.UnixConn) (message, error) {
 		m.closeFDs()
 		return message{}, provider.Errorf(provider.ErrInvalid, "control message of %d bytes", size)
 	}
-	m.payload = make([]byte, size)
-	if _, err := io.ReadFull(c, m.payload); err != nil {
+	if m.payload, err = readPayload(c, int(size)); err != nil {
 		m.closeFDs()
 		return message{}, err
 	}
 	return m, nil
+}
+
+// payloadChunk is how far readPayload trusts a declared length ahead of
+// the bytes that back it.
+const payloadChunk = 64 << 10
+
+// readPayload reads size bytes, growing the buffer as they arrive: a header
+// that declares maxPayload and is followed by nothing would otherwise cost
+// 64 MiB for every connection that sends one.
+func readPayload(r io.Reader, size int) ([]byte, error) {
+	b := make([]byte, 0, min(size, payloadChunk))
+	for len(b) < size {
+		n := min(size-len(b), payloadChunk)
+		b = slices.Grow(b, n)
+		if _, err := io.ReadFull(r, b[len(b):len(b)+n]); err != nil {
+			return nil, err
+		}
+		b = b[:len(b)+n]
+	}
+	return b, nil
 }
 
 func parseRights(oob []byte) []int {
@@ -118,6 +138,10 @@ func parseRights(oob []byte) []int {
 	}
 	var fds []int
 	for i := range msgs {
+		// unix.ParseUnixRights indexes past the end of its result when the
+		// data is not whole descriptors. The kernel only sends whole ones;
+		// take those and never the stray bytes.
+		msgs[i].Data = msgs[i].Data[:len(msgs[i].Data)&^3]
 		if r, err := unix.ParseUnixRights(&msgs[i]); err == nil {
 			fds = append(fds, r...)
 		}

@@ -151,10 +151,13 @@ func (s *ctlServer) handle(req message) (message, []int) {
 		return reply, reply.fds
 	case msgImportSeg:
 		var desc provider.SegmentDesc
-		if err := desc.UnmarshalBinary(w.take(provider.SegmentDescSize)); err != nil || w.short {
+		err := desc.UnmarshalBinary(w.take(provider.SegmentDescSize))
+		token := w.getU32()
+		// A request cut short of its token is malformed, not one for
+		// token 0: a segment without a token policy would accept it.
+		if err != nil || w.short {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed import request"))
 		}
-		token := w.getU32()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		seg, err := c.findSegmentLocked(desc, token)
@@ -173,10 +176,11 @@ func (s *ctlServer) handle(req message) (message, []int) {
 		return s.segReply(reply, seg)
 	case msgImportJetty:
 		var desc provider.JettyDesc
-		if err := desc.UnmarshalBinary(w.take(provider.JettyDescSize)); err != nil || w.short {
+		err := desc.UnmarshalBinary(w.take(provider.JettyDescSize))
+		token := w.getU32()
+		if err != nil || w.short {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed import request"))
 		}
-		token := w.getU32()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		ep, err := c.findEndpointLocked(desc, token)

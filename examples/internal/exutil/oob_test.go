@@ -87,3 +87,41 @@ func TestCommonFlags(t *testing.T) {
 	_, err = Open("", "loopback0", 99)
 	assert.ErrorContains(t, err, "no index 99")
 }
+
+// FuzzReadMsg: the out-of-band stream comes from the peer. ReadMsg must
+// deliver exactly the framed messages, refuse lengths past MaxMsg, and
+// what it delivers must frame back into the bytes it consumed.
+func FuzzReadMsg(f *testing.F) {
+	var b bytes.Buffer
+	_ = WriteMsg(&b, []byte("hello"))
+	_ = WriteMsg(&b, nil)
+	_ = WriteMsg(&b, make([]byte, 300))
+	f.Add(b.Bytes())
+	f.Add([]byte{0, 0, 0, 9, 'x'})
+	f.Add([]byte{0, 1, 0, 1})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := bytes.NewReader(in)
+		var again bytes.Buffer
+		for {
+			rest := in[len(in)-r.Len():]
+			m, err := ReadMsg(r)
+			if err != nil {
+				if len(rest) >= 4 && binary.BigEndian.Uint32(rest) > MaxMsg {
+					require.ErrorContains(t, err, "limit")
+				} else {
+					require.True(t, len(rest) < 4 || int(binary.BigEndian.Uint32(rest)) > len(rest)-4,
+						"refused a complete message: %v", err)
+				}
+				break
+			}
+			require.Equal(t, int(binary.BigEndian.Uint32(rest)), len(m))
+			require.Equal(t, rest[4:4+len(m)], m)
+			require.NoError(t, WriteMsg(&again, m))
+		}
+		// The refused message may have had its length read already, so
+		// the messages delivered frame into a prefix of the input.
+		require.True(t, bytes.HasPrefix(in, again.Bytes()), "delivered messages reframe as %x", again.Bytes())
+	})
+}

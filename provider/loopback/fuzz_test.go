@@ -1,0 +1,292 @@
+package loopback
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"net"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// The control protocol is spoken by other processes of the host, which may
+// be older, newer or broken builds: every decoder of it must turn garbage
+// into an error, and nothing a peer declares may cost more memory than
+// what it actually sends.
+
+// socketPair returns the two ends of a connected unix stream socket.
+func socketPair(t testing.TB) (a, b *net.UnixConn) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	conn := func(fd int) *net.UnixConn {
+		f := os.NewFile(uintptr(fd), "socketpair")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		require.NoError(t, err)
+		return c.(*net.UnixConn)
+	}
+	return conn(fds[0]), conn(fds[1])
+}
+
+// readRaw feeds b to readMsg as a peer would send it, then hangs up. It
+// also returns the bytes readMsg allocated.
+func readRaw(t *testing.T, b []byte) (message, uint64, error) {
+	w, r := socketPair(t)
+	defer r.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = w.Write(b) // fails once r is closed, if readMsg stopped early
+		w.Close()
+	}()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	m, err := readMsg(r)
+	runtime.ReadMemStats(&after)
+	r.Close()
+	<-done
+	return m, after.TotalAlloc - before.TotalAlloc, err
+}
+
+// FuzzReadMsg: the framing of every message on a context's socket. A
+// message is delivered exactly when all the bytes its header declares
+// arrived, a declared length past maxPayload is refused, what is delivered
+// travels the same through writeMsg, and memory follows the bytes sent,
+// not the length declared.
+func FuzzReadMsg(f *testing.F) {
+	hdr := func(typ msgType, status provider.Status, size uint32, payload string) []byte {
+		b := make([]byte, msgHeader)
+		b[0] = byte(typ)
+		binary.LittleEndian.PutUint32(b[4:], uint32(status))
+		binary.LittleEndian.PutUint32(b[8:], size)
+		return append(b, payload...)
+	}
+	f.Add(hdr(msgHello, 0, 4, "\x01\x02\x03\x04"))
+	f.Add(hdr(msgList, provider.StatusNotFound, 5, "nope!"))
+	f.Add(hdr(msgBye, 0, 0, ""))
+	f.Add(hdr(msgImportSeg, 0, 10, "short"))
+	f.Add(hdr(msgImportSeg, 0, maxPayload+1, ""))
+	f.Add(hdr(msgImportSeg, 0, 1<<32-1, ""))
+	f.Add([]byte{1, 2, 3})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, alloc, err := readRaw(t, b)
+		// The fixed costs (the control buffer, the connection, the race
+		// detector's and the fuzzer's own bookkeeping) stay far below this;
+		// what grows must grow with what the peer sent.
+		require.LessOrEqual(t, alloc, uint64(1<<20+4*len(b)), "allocated %d bytes for a %d-byte message", alloc, len(b))
+		if len(b) >= msgHeader && binary.LittleEndian.Uint32(b[8:]) > maxPayload {
+			require.ErrorIs(t, err, provider.ErrInvalid)
+			return
+		}
+		if len(b) < msgHeader || len(b) < msgHeader+int(binary.LittleEndian.Uint32(b[8:])) {
+			require.Error(t, err, "a message cut short must not be delivered")
+			return
+		}
+		require.NoError(t, err)
+		require.Empty(t, m.fds)
+		require.Equal(t, msgType(b[0]), m.typ)
+		require.Equal(t, provider.Status(int32(binary.LittleEndian.Uint32(b[4:]))), m.status)
+		require.Equal(t, b[msgHeader:msgHeader+len(m.payload)], m.payload)
+		require.Len(t, m.payload, int(binary.LittleEndian.Uint32(b[8:])))
+
+		// What readMsg decoded, writeMsg must send identically.
+		w, r := socketPair(t)
+		defer r.Close()
+		werr := make(chan error, 1)
+		go func() {
+			werr <- writeMsg(w, m) // concurrently: a large payload fills the socket
+			w.Close()
+		}()
+		again, err := readMsg(r)
+		require.NoError(t, err)
+		require.NoError(t, <-werr)
+		require.Equal(t, m.typ, again.typ)
+		require.Equal(t, m.status, again.status)
+		require.True(t, bytes.Equal(m.payload, again.payload), "payload changed on the way")
+	})
+}
+
+// FuzzReplies: the segment and jetty replies come from the owner of what
+// was imported. Each decodes exactly when it holds all of its fields, and
+// what it decodes encodes to a reply that decodes the same.
+func FuzzReplies(f *testing.F) {
+	f.Add(segReply{handle: 3, gen: 7, pid: 1234, va: 0x7f0000001000, len: 4096, size: 8192,
+		access: provider.AccessRead | provider.AccessWrite}.encode())
+	f.Add(segReply{handle: 1, caller: true, pid: 99, va: 1, len: 1, access: provider.AccessRead}.encode())
+	f.Add(jettyReply{id: 9, maxSGE: 2, depth: 64, slotSize: 128, crFlags: 1, jfcID: 3, jfcDepth: 128,
+		jfcSlotSize: 64, hasEventfd: 1}.encode())
+	f.Add(make([]byte, 43))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		const replyLen = 44 // both replies are 44 bytes
+
+		sr, ok := decodeSegReply(b)
+		require.Equal(t, len(b) >= replyLen, ok, "segment reply of %d bytes", len(b))
+		if ok {
+			again, ok := decodeSegReply(sr.encode())
+			require.True(t, ok)
+			require.Equal(t, sr, again)
+		}
+
+		jr, ok := decodeJettyReply(b)
+		require.Equal(t, len(b) >= replyLen, ok, "jetty reply of %d bytes", len(b))
+		if ok {
+			// Every field is a full word: the encoding is the input itself.
+			require.Equal(t, b[:replyLen], jr.encode())
+		}
+	})
+}
+
+// FuzzParseRights: the control data of a received message. The kernel
+// builds it, but from whatever the peer passed; parseRights must return
+// the descriptors of a well-formed one and nothing for a malformed one.
+func FuzzParseRights(f *testing.F) {
+	f.Add(unix.UnixRights(3, 4), int32(5), int32(6))
+	f.Add(unix.UnixRights(), int32(0), int32(-1))
+	f.Add([]byte{}, int32(7), int32(8))
+	f.Add(unix.UnixCredentials(&unix.Ucred{Pid: 1}), int32(9), int32(10))
+	f.Add(make([]byte, unix.CmsgSpace(4)-1), int32(11), int32(12))
+	f.Fuzz(func(t *testing.T, oob []byte, a, b int32) {
+		fds := parseRights(oob)
+		require.LessOrEqual(t, 4*len(fds), len(oob))
+
+		// Prepend a known SCM_RIGHTS message: it must come out first when
+		// the rest is well-formed, and the whole must be refused when not.
+		got := parseRights(append(unix.UnixRights(int(a), int(b)), oob...))
+		if _, err := unix.ParseSocketControlMessage(oob); err != nil {
+			require.Nil(t, got)
+			return
+		}
+		require.Equal(t, append([]int{int(a), int(b)}, fds...), got)
+	})
+}
+
+// FuzzHandle feeds control requests to a live context's server, as another
+// process would send them. The oracle knows the context's one segment and
+// one JFR: a request succeeds exactly when it names them correctly and
+// carries all of its fields, and the reply then describes them.
+func FuzzHandle(f *testing.F) {
+	const segToken, jfrToken = 0x5e65e6, 0x1f41f4
+	pc, err := theDevice.Open(0)
+	require.NoError(f, err)
+	c := pc.(*lbContext)
+	f.Cleanup(func() { require.NoError(f, c.Close()) })
+	seg, err := c.AllocSegment(4096, provider.SegmentConfig{Access: provider.AccessRead | provider.AccessWrite,
+		TokenPolicy: provider.TokenPlainText, Token: segToken})
+	require.NoError(f, err)
+	// A segment without a token: nothing but the request's shape stands
+	// between a peer and an import of it.
+	open, err := c.AllocSegment(4096, provider.SegmentConfig{Access: provider.AccessRead})
+	require.NoError(f, err)
+	jfc, err := c.NewJFC(provider.JFCConfig{Depth: 8})
+	require.NoError(f, err)
+	jfr, err := c.NewJFR(provider.JFRConfig{Depth: 4, MaxSGE: 1, Mode: provider.RM,
+		TokenPolicy: provider.TokenPlainText, Token: jfrToken, JFC: jfc})
+	require.NoError(f, err)
+	f.Cleanup(func() {
+		require.NoError(f, jfr.Close())
+		require.NoError(f, jfc.Close())
+		require.NoError(f, open.Close())
+		require.NoError(f, seg.Close())
+	})
+
+	segs := map[provider.SegmentDesc]uint32{seg.Desc(): segToken, open.Desc(): 0}
+	u32 := func(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
+	segDesc, _ := seg.Desc().MarshalBinary()
+	openDesc, _ := open.Desc().MarshalBinary()
+	jfrDesc, _ := jfr.Desc().MarshalBinary()
+	lseg, lopen := seg.(*segment), open.(*segment)
+	// Random bytes never name a live object, so a request is a known
+	// prefix (a descriptor or a handle, picked by the fuzzer) followed by
+	// bytes the fuzzer makes up: the checks after the names get explored.
+	prefixes := [][]byte{
+		nil,
+		segDesc,
+		openDesc,
+		jfrDesc,
+		u32(u32(nil, lseg.handle), lseg.ref.gen),
+		u32(u32(nil, lopen.handle), lopen.ref.gen),
+	}
+
+	f.Add(uint8(msgImportSeg), uint8(1), u32(nil, segToken))
+	f.Add(uint8(msgImportSeg), uint8(1), u32(nil, segToken+1))
+	f.Add(uint8(msgImportSeg), uint8(2), u32(nil, 0))
+	f.Add(uint8(msgImportSeg), uint8(0), u32(append([]byte{}, openDesc...), 0))
+	f.Add(uint8(msgSegFD), uint8(4), []byte{})
+	f.Add(uint8(msgSegFD), uint8(0), u32(nil, lseg.handle))
+	f.Add(uint8(msgImportJetty), uint8(3), u32(nil, jfrToken))
+	f.Add(uint8(msgImportJetty), uint8(3), []byte{1, 2, 3})
+	f.Add(uint8(msgList), uint8(0), []byte{})
+	f.Add(uint8(msgHello), uint8(0), u32(nil, 1))
+	f.Add(uint8(msgNotify), uint8(0), u32(nil, 1))
+	f.Add(uint8(0), uint8(0), []byte{})
+	f.Add(uint8(200), uint8(0), []byte{})
+
+	f.Fuzz(func(t *testing.T, typ, prefix uint8, tail []byte) {
+		payload := append(append([]byte{}, prefixes[int(prefix)%len(prefixes)]...), tail...)
+		reply, fds := c.srv.handle(message{typ: msgType(typ), payload: payload})
+		defer func() {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}()
+		require.Equal(t, msgType(typ), reply.typ)
+		require.Equal(t, reply.fds, fds)
+		if reply.status != provider.StatusSuccess {
+			require.Empty(t, fds, "a refusal must not hand out descriptors")
+		}
+		switch msgType(typ) {
+		case msgImportSeg:
+			var d provider.SegmentDesc
+			var token uint32
+			ok := false
+			if len(payload) >= provider.SegmentDescSize+4 && d.UnmarshalBinary(payload[:provider.SegmentDescSize]) == nil {
+				token = binary.LittleEndian.Uint32(payload[provider.SegmentDescSize:])
+				if want, known := segs[d]; known {
+					ok = d.TokenPolicy == provider.TokenNone || token == want
+				}
+			}
+			require.Equal(t, ok, reply.status == provider.StatusSuccess, "import of %v with token %#x: %v %s",
+				d, token, reply.status, reply.payload)
+			if !ok {
+				return
+			}
+			r, decoded := decodeSegReply(reply.payload)
+			require.True(t, decoded)
+			require.Equal(t, []any{d.VA, d.Len, d.Access}, []any{r.va, r.len, r.access})
+			require.Len(t, fds, 1, "allocated memory travels as a memfd")
+		case msgSegFD:
+			ok := len(payload) >= 8 && binary.LittleEndian.Uint32(payload) == lseg.handle &&
+				binary.LittleEndian.Uint32(payload[4:]) == lseg.ref.gen
+			ok = ok || len(payload) >= 8 && binary.LittleEndian.Uint32(payload) == lopen.handle &&
+				binary.LittleEndian.Uint32(payload[4:]) == lopen.ref.gen
+			require.Equal(t, ok, reply.status == provider.StatusSuccess, "%v %s", reply.status, reply.payload)
+		case msgImportJetty:
+			ok := len(payload) >= provider.JettyDescSize+4 && bytes.Equal(payload[:provider.JettyDescSize], jfrDesc) &&
+				binary.LittleEndian.Uint32(payload[provider.JettyDescSize:]) == jfrToken
+			require.Equal(t, ok, reply.status == provider.StatusSuccess, "%v %s", reply.status, reply.payload)
+			if !ok {
+				return
+			}
+			r, decoded := decodeJettyReply(reply.payload)
+			require.True(t, decoded)
+			require.Equal(t, jfr.Desc().ID.ID, r.id)
+			require.Len(t, fds, 2+int(r.hasEventfd))
+		case msgList:
+			require.Equal(t, provider.StatusSuccess, reply.status)
+			var ci ContextInfo
+			require.NoError(t, json.Unmarshal(reply.payload, &ci))
+		case msgHello:
+			require.Equal(t, provider.StatusSuccess, reply.status)
+			require.Len(t, fds, 1)
+		default:
+			require.Equal(t, provider.StatusNotSupported, reply.status)
+		}
+	})
+}
