@@ -45,6 +45,9 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 	if pc.Mode == 0 {
 		pc.Mode = RM
 	}
+	if !pc.Mode.Valid() {
+		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "unknown transport mode %#x", uint8(pc.Mode))
+	}
 	if pc.MaxSGE == 0 {
 		pc.MaxSGE = min(DefaultMaxSGE, attr.MaxJFRSGE)
 	}

@@ -46,6 +46,12 @@ func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, e
 	if pc.Mode == 0 {
 		pc.Mode = RM
 	}
+	if !pc.Mode.Valid() {
+		// Not a mode at all: a bad argument, where a provider checking
+		// it against the device's modes would report a mode the device
+		// lacks (ErrNotSupported).
+		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "unknown transport mode %#x", uint8(pc.Mode))
+	}
 	if pc.MaxSGE == 0 {
 		pc.MaxSGE = min(DefaultMaxSGE, attr.MaxJFSSGE)
 	}

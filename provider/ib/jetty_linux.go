@@ -319,7 +319,7 @@ func (c *ibContext) acceptConn(id verbs.CMID, r request, from provider.JettyID) 
 		return err
 	}
 	if !rq.beginAccept() {
-		return provider.Errorf(provider.ErrNotFound, "%v %d is closed", r.kind, r.target)
+		return provider.Errorf(provider.ErrNotFound, "%v %d is closed or not READY", r.kind, r.target)
 	}
 	defer rq.accepting.Done()
 	if r.op == opBind {

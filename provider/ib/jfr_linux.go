@@ -3,12 +3,15 @@
 package ib
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
 // jfr is a JFR: an SRQ. Every connection that delivers to it, from any
@@ -39,10 +42,14 @@ type jfr struct {
 	mu    sync.Mutex
 	state provider.State
 	slots []uint64 // user context per receive slot
-	free  []uint32
-	wrs   []verbs.RecvWR
-	sges  []verbs.SGE
-	conns map[*conn]struct{}
+	// seqs numbers the receive in each slot in posting order, for the
+	// flush records of Close.
+	seqs    []uint64
+	nextSeq uint64
+	free    []uint32
+	wrs     []verbs.RecvWR
+	sges    []verbs.SGE
+	conns   map[*conn]struct{}
 
 	pmu     sync.RWMutex
 	peers   map[uint32]provider.JettyID // responder QP number -> sender
@@ -82,7 +89,7 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 	}
 	j := &jfr{ctx: c, jfc: jc, depth: cfg.Depth, maxSGE: cfg.MaxSGE, mode: cfg.Mode, policy: cfg.TokenPolicy,
 		token: cfg.Token, kind: provider.KindJFR, jetty: owner, val: nextObjValue(), state: provider.StateReady,
-		slots: make([]uint64, cfg.Depth), free: make([]uint32, cfg.Depth),
+		slots: make([]uint64, cfg.Depth), seqs: make([]uint64, cfg.Depth), free: make([]uint32, cfg.Depth),
 		wrs: make([]verbs.RecvWR, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
 		conns: map[*conn]struct{}{}, peers: map[uint32]provider.JettyID{}, udPeers: map[udKey]provider.JettyID{}}
 	for i := range j.free {
@@ -171,6 +178,9 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 		}
 		for k := range w.Local {
 			s, e := j.ctx.localSeg(w.Local[k].Seg)
+			if e == nil {
+				e = wrcheck.InSegment(&w.Local[k], s.desc)
+			}
 			if e != nil {
 				err = e
 				break
@@ -183,8 +193,15 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 			j.sges = j.sges[:off]
 			break
 		}
+		if len(j.sges) == off {
+			// siw refuses a receive without SGEs (EINVAL); an empty one
+			// takes the same messages, those of no bytes.
+			j.sges = append(j.sges, j.ctx.zeroSGE())
+		}
 		j.free = j.free[:len(j.free)-1]
 		j.slots[slot] = w.UserCtx
+		j.seqs[slot] = j.nextSeq
+		j.nextSeq++
 		var rw verbs.RecvWR
 		rw.Set(uint64(j.cid)<<32|uint64(slot), off, len(j.sges)-off)
 		j.wrs = append(j.wrs, rw)
@@ -204,7 +221,8 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 func (j *jfr) complete(wc *verbs.WC, cr *provider.CR) bool {
 	slot := uint32(wc.ID())
 	j.mu.Lock()
-	if int(slot) >= len(j.slots) {
+	if int(slot) >= len(j.slots) || j.closed.Load() {
+		// Closed: forceClose reported the receive as flushed.
 		j.mu.Unlock()
 		return false
 	}
@@ -269,16 +287,41 @@ func (j *jfr) Modify(s provider.State) error {
 		return errClosed("jfr")
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	switch {
 	case s == provider.StateError:
 	case s == provider.StateReset && j.state == provider.StateError:
 	case s == provider.StateReady && j.state == provider.StateReset:
 	default:
+		j.mu.Unlock()
 		return provider.Errorf(provider.ErrBadState, "jfr %v -> %v", j.state, s)
 	}
+	was := j.state
 	j.state = s
+	j.mu.Unlock()
+	if s == provider.StateError && was != provider.StateError {
+		// The SRQ would go on delivering to its posted receives: a JFR
+		// that takes no requests ends its senders' connections, so
+		// that their requests complete with REM_ACCESS_ABORT_ERR, and
+		// beginAccept refuses new ones until it is READY again.
+		j.dropConns()
+	}
 	return nil
+}
+
+// dropConns disconnects every sender. No accept may start (the JFR is
+// closed or not READY).
+func (j *jfr) dropConns() {
+	j.accepting.Wait()
+	j.mu.Lock()
+	conns := make([]*conn, 0, len(j.conns))
+	for cn := range j.conns {
+		conns = append(conns, cn)
+	}
+	j.conns = map[*conn]struct{}{}
+	j.mu.Unlock()
+	for _, cn := range conns {
+		j.ctx.cm.drop(cn)
+	}
 }
 
 // accept attaches a responder QP for a connection to this JFR.
@@ -321,17 +364,8 @@ func (j *jfr) forceClose() error {
 		return nil
 	}
 	j.mu.Unlock()
-	j.accepting.Wait()
-	j.mu.Lock()
-	conns := make([]*conn, 0, len(j.conns))
-	for cn := range j.conns {
-		conns = append(conns, cn)
-	}
-	j.conns = map[*conn]struct{}{}
-	j.mu.Unlock()
-	for _, cn := range conns {
-		j.ctx.cm.drop(cn)
-	}
+	j.dropConns()
+	j.flushPosted()
 	c := j.ctx
 	c.hub.unwatchObj(j.val)
 	c.events.Forget(&j.src)
@@ -349,12 +383,43 @@ func (j *jfr) forceClose() error {
 	return nil
 }
 
+// flushPosted completes the receives still posted, in posting order, as
+// WR_FLUSH_ERR: the SRQ goes away without a completion for them, and the
+// caller must hear of each (a view it named is released by its record).
+// complete drops the device's completions from now on, so a receive
+// that completed but was not polled is reported here, once.
+func (j *jfr) flushPosted() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	free := make([]bool, len(j.slots))
+	for _, f := range j.free {
+		free[f] = true
+	}
+	var posted []uint32
+	for slot := range j.slots {
+		if !free[slot] {
+			posted = append(posted, uint32(slot))
+		}
+	}
+	slices.SortFunc(posted, func(a, b uint32) int { return cmp.Compare(j.seqs[a], j.seqs[b]) })
+	for _, slot := range posted {
+		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpSend, Flags: provider.CRFlagRecv,
+			UserCtx: j.slots[slot], LocalID: j.id}
+		if j.kind == provider.KindJetty {
+			cr.Flags |= provider.CRFlagJetty
+		}
+		j.jfc.push(softRecord{cr: cr})
+		j.free = append(j.free, slot)
+	}
+}
+
 // beginAccept registers a connection being accepted onto the SRQ; false
-// means the JFR is closing. The accept ends with accepting.Done.
+// means the JFR is closing or not READY. The accept ends with
+// accepting.Done.
 func (j *jfr) beginAccept() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.closed.Load() {
+	if j.closed.Load() || j.state != provider.StateReady {
 		return false
 	}
 	j.accepting.Add(1)

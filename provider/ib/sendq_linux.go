@@ -40,6 +40,9 @@ type sendSlot struct {
 	// request on another connection; it waits in cr for its turn.
 	held bool
 	cr   provider.CR
+	// queued marks a slot whose record is in the JFC's backlog: Flush
+	// and Close must not report the request again.
+	queued bool
 }
 
 // sendq is a JFS, or the send side of a Jetty. In RM mode it owns one RC
@@ -81,6 +84,12 @@ type sendq struct {
 	wrIdx  []int // index in the caller's batch of each of wrs
 	sges   []verbs.SGE
 	lkeys  []uint32 // of the request being posted, found by validate
+	lsegs  []*segment
+	// segs holds the local segments of the request in each slot (indexed
+	// as slots): a request the device flushes because one of them was
+	// unregistered under it failed locally, not on a torn-down
+	// connection (see complete).
+	segs [][]*segment
 	// held counts held records; pendingSignaled the signaled requests
 	// running on QPs (each conn counts its own). They let a completion
 	// skip the order checks when no other QP can be ahead of it.
@@ -126,7 +135,12 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	q := &sendq{ctx: c, jfc: jc, jetty: owner, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE,
 		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
-		conns: map[*remote]*conn{}, dests: map[*remote]*udDest{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE)}
+		conns: map[*remote]*conn{}, dests: map[*remote]*udDest{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), lsegs: make([]*segment, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
+		segs: make([][]*segment, ring)}
+	backing := make([]*segment, ring*cfg.MaxSGE)
+	for i := range q.segs {
+		q.segs[i] = backing[i*cfg.MaxSGE : i*cfg.MaxSGE : (i+1)*cfg.MaxSGE]
+	}
 	q.limits = wrcheck.Limits{Device: c.dev.info.Name, Mode: cfg.Mode, MaxSGE: cfg.MaxSGE, MaxInline: cfg.MaxInline,
 		MaxReadSGE: a.MaxReadSGE, MaxMsgSize: a.MaxMsgSize, AtomicOps: a.AtomicOps, ImmData: a.ImmData, Imm32: true}
 	if cfg.Mode == provider.UM {
@@ -200,6 +214,13 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		if q.head-q.tail >= uint64(q.depth) {
 			return q.flushBatch(batch, i, provider.Errorf(provider.ErrAgain, "queue holds %d requests", q.depth))
 		}
+		if q.state != provider.StateReady {
+			// An earlier request of the batch failed before the device
+			// saw it (softFail): the queue stops there, and the rest wait
+			// for Flush, as requests behind a failure on the device do.
+			q.holdBack(w, rem)
+			continue
+		}
 		if !q.localInRange(w) {
 			// Caught here rather than by the device, which reports it
 			// differently from one driver to the next.
@@ -267,6 +288,7 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 			}
 			continue
 		}
+		q.segs[seq&q.mask] = append(q.segs[seq&q.mask][:0], q.lsegs...)
 		q.build(w, tg, dst, seq, i)
 		q.lastHW = cn
 		if s.signaled {
@@ -382,10 +404,11 @@ func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx i
 	}
 }
 
-// zeroSGE is the one SGE of a zero-length READ: length 0 in the guard
-// page. A READ posted with no SGE at all leaves libsiw's ring slot with the
-// SGE of whatever request used it before, and siw then reads that many
-// bytes; with an explicit empty one nothing is read or key-checked.
+// zeroSGE is the one SGE of a zero-length READ, and of a receive posted
+// without buffers: length 0 in the guard page. A READ posted with no SGE
+// at all leaves libsiw's ring slot with the SGE of whatever request used
+// it before, and siw then reads that many bytes; with an explicit empty
+// one nothing is read or key-checked.
 func (c *ibContext) zeroSGE() verbs.SGE {
 	var z verbs.SGE
 	z.Set(uint64(uintptr(unsafe.Pointer(&c.guardMem[0]))), 0, c.guard.LKey)
@@ -446,11 +469,24 @@ func (q *sendq) softFail(w *provider.WR, rem *remote, st provider.CRStatus) {
 	q.failLocked(true)
 }
 
+// holdBack takes a slot for w without posting it, in a queue that failed
+// during this post; Flush reports it.
+func (q *sendq) holdBack(w *provider.WR, rem *remote) {
+	seq := q.head
+	q.head++
+	s := &q.slots[seq&q.mask]
+	*s = sendSlot{seq: seq, userCtx: w.UserCtx, opcode: w.Opcode, signaled: w.Flags&provider.FlagSignaled != 0, state: slotPosted}
+	if rem != nil {
+		s.remote = rem.desc.ID
+	}
+}
+
 // queue puts a record of slot s in the JFC's backlog, where Poll finds it
 // before newer completions.
 func (q *sendq) queue(s *sendSlot, cr provider.CR) {
 	if q.jfc.push(softRecord{cr: cr, q: q, seq: s.seq}) {
 		q.queued++
+		s.queued = true
 	} else {
 		q.doneThrough(s.seq, s.cn) // dropped by a full JFC
 	}
@@ -521,8 +557,13 @@ func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
 	}
 	if st == provider.CRWRFlushErr || !q.ctx.dev.attr.RemoteStatus && st == provider.CRLocOperationErr {
 		// Flushed, or on iWARP stopped mid-transfer, while the queue
-		// was usable: the responder tore the connection down.
+		// was usable: the responder tore the connection down, or (rxe
+		// says no more) a local segment was unregistered under the
+		// request.
 		st = provider.CRRemAccessAbortErr
+		if q.localGone(s.seq) {
+			st = provider.CRLocAccessErr
+		}
 	}
 	if st != provider.CRSuccess {
 		provider.Logf(provider.LogInfo, "ib: %v on jfs %d: %s (vendor error %#x)", s.opcode, q.id,
@@ -545,6 +586,17 @@ func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
 		q.failLocked(true)
 	}
 	return true
+}
+
+// localGone reports whether a local segment of the request in seq's slot
+// was unregistered since it was posted.
+func (q *sendq) localGone(seq uint64) bool {
+	for _, seg := range q.segs[seq&q.mask] {
+		if seg.closed.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // softPolled frees the slot of a software record once it is polled.
@@ -601,6 +653,31 @@ func (q *sendq) failLocked(raise bool) {
 	}
 }
 
+// flushOnClose reports, in order, what a closing queue still holds:
+// records that completed and wait for their turn as they are, and the
+// requests the device may still be running as WR_FLUSH_ERR, as if the
+// queue had gone to ERROR and been flushed. Each request is so reported
+// once, and a view it used is released when its record is polled. The
+// slots are retired: completions the device still delivers for them are
+// dropped.
+func (q *sendq) flushOnClose() {
+	for x := q.tail; x < q.head; x++ {
+		sl := &q.slots[x&q.mask]
+		if sl.state != slotPosted || sl.queued {
+			continue
+		}
+		cr := sl.cr
+		if sl.held {
+			sl.held = false
+			q.held--
+		} else {
+			cr = q.record(sl, provider.CRWRFlushErr)
+		}
+		q.jfc.push(softRecord{cr: cr})
+		q.retire(sl, slotDone)
+	}
+}
+
 func (q *sendq) allConns() []*conn {
 	out := make([]*conn, 0, len(q.conns)+1)
 	for _, cn := range q.conns {
@@ -629,7 +706,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 	n := 0
 	for s := q.tail; s < q.head && n < len(crs); s++ {
 		sl := &q.slots[s&q.mask]
-		if sl.state != slotPosted || sl.held {
+		if sl.state != slotPosted || sl.held || sl.queued {
 			continue
 		}
 		crs[n] = q.record(sl, provider.CRWRFlushErr)
@@ -824,6 +901,7 @@ func (q *sendq) forceClose() error {
 		return nil
 	}
 	q.mu.Lock()
+	q.flushOnClose()
 	q.dropConns()
 	q.mu.Unlock()
 	c := q.ctx
@@ -840,6 +918,7 @@ func (q *sendq) forceClose() error {
 // validate applies the post-time checks of docs/semantics.md and returns
 // the request's remote (nil for NOP) and imported target segment.
 func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
+	q.lsegs = q.lsegs[:0]
 	if err := wrcheck.Opcode(w, &q.limits); err != nil {
 		return nil, nil, err
 	}
@@ -861,6 +940,7 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 				return nil, nil, err
 			}
 			q.lkeys = append(q.lkeys, seg.mr.LKey)
+			q.lsegs = append(q.lsegs, seg)
 		}
 	}
 	var tg *target

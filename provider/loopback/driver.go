@@ -42,6 +42,7 @@ const (
 	maxSGE     = 16
 	maxInline  = 1024
 	maxMsgSize = 1 << 30
+	maxSegment = maxMsgSize * 16
 )
 
 // loopbackAtomics is every URMA atomic: loopback executes them on the CPU.

@@ -75,6 +75,12 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 	switch w.Opcode {
 	case provider.OpSend, provider.OpSendImm:
 		return q.deliver(w, seq, rem, l, nil)
+	}
+	if st := rem.rq.ready(); st != provider.CRSuccess {
+		q.fail(w, seq, rem, st)
+		return false
+	}
+	switch w.Opcode {
 	case provider.OpWrite, provider.OpWriteImm:
 		dst, st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite)
 		if st != provider.CRSuccess {
@@ -163,6 +169,28 @@ func (r *memRef) lossStatus() provider.CRStatus {
 		}
 	}
 	return provider.CRRemAccessAbortErr
+}
+
+// ready is what a one-sided request to v completes with if v cannot take
+// it: REM_ACCESS_ABORT_ERR while the JFR or Jetty is closed or not READY,
+// the peer's loss status if its process is gone. A one-sided request
+// names its JFR or Jetty as a SEND does, and on verbs travels on a
+// connection to it that its Close or ERROR ends.
+func (v *rqView) ready() provider.CRStatus {
+	var s uint32
+	if v.local != nil {
+		s = v.local.st.Load()
+	} else {
+		if st := v.peer.enter(); st != provider.CRSuccess {
+			return st
+		}
+		s = v.ring.meta(metaState).Load()
+		v.peer.leave()
+	}
+	if provider.State(s) != provider.StateReady {
+		return provider.CRRemAccessAbortErr
+	}
+	return provider.CRSuccess
 }
 
 // enterRQ brackets a delivery into v so that its memory stays mapped.

@@ -91,9 +91,13 @@ func (c *lbContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 	var token uint32
 	if cfg.SharedJFR != nil {
 		s, ok := cfg.SharedJFR.(*jfrObj)
-		if !ok || s.ctx != c || s.closed.Load() {
+		if !ok || s.ctx != c {
 			q.jfc.users.Add(-1)
-			return nil, provider.Errorf(provider.ErrInvalid, "shared jfr is closed or of another context")
+			return nil, provider.Errorf(provider.ErrInvalid, "shared jfr of another context or provider")
+		}
+		if s.closed.Load() {
+			q.jfc.users.Add(-1)
+			return nil, errClosed("shared jfr")
 		}
 		if s.mode != cfg.Send.Mode {
 			q.jfc.users.Add(-1)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
 // recvSlot is a receive request as it lies in a receive ring, followed by
@@ -51,10 +52,15 @@ type recvq struct {
 	ring        *ring
 	crFlags     provider.CRFlags
 	closed      atomic.Bool
-	// inflight counts senders of this process inside a delivery, so that
-	// destroy does not unmap the ring under them.
+	// inflight counts senders of this process inside a delivery, and
+	// posts of receives, so that destroy does not unmap the ring under
+	// them.
 	inflight atomic.Int32
-	view     rqView
+	// st mirrors the ring's state word where destroy does not unmap it,
+	// for the one-sided requests of this process, which check the state
+	// without entering the queue.
+	st   atomic.Uint32
+	view rqView
 
 	mu      sync.Mutex
 	waiters []*sendq // senders in RNR wait on this queue
@@ -95,7 +101,7 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 	}
 	q := &recvq{ctx: c, maxSGE: cfg.MaxSGE, depth: cfg.Depth, mode: cfg.Mode, tokenPolicy: cfg.TokenPolicy,
 		token: cfg.Token, jfc: j, ring: r}
-	q.state().Store(uint32(provider.StateReady))
+	q.setState(uint32(provider.StateReady))
 	j.users.Add(1)
 	return q, nil
 }
@@ -108,7 +114,13 @@ func (q *recvq) setID(id uint32) {
 
 func (q *recvq) state() *atomic.Uint32 { return q.ring.meta(metaState) }
 
-// enter and leave bracket a delivery by a sender of this process.
+func (q *recvq) setState(s uint32) {
+	q.st.Store(s)
+	q.state().Store(s)
+}
+
+// enter and leave bracket a delivery by a sender of this process, or a post
+// of receives.
 func (q *recvq) enter() bool {
 	q.inflight.Add(1)
 	if q.closed.Load() {
@@ -141,9 +153,12 @@ func (v *rqView) sges(pos uint64) []recvSGE {
 }
 
 func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
-	if q.closed.Load() {
+	// Inside enter, a Close that runs meanwhile waits before it unmaps
+	// the ring this writes.
+	if !q.enter() {
 		return 0, errClosed("jfr")
 	}
+	defer q.leave()
 	if st := provider.State(q.state().Load()); st != provider.StateReady {
 		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", st)
 	}
@@ -153,7 +168,11 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 			return i, provider.Errorf(provider.ErrInvalid, "%d sges, jfr allows %d", len(w.Local), q.maxSGE)
 		}
 		for k := range w.Local {
-			if _, err := q.ctx.localSeg(w.Local[k].Seg); err != nil {
+			s, err := q.ctx.localSeg(w.Local[k].Seg)
+			if err != nil {
+				return i, err
+			}
+			if err := wrcheck.InSegment(&w.Local[k], s.desc); err != nil {
 				return i, err
 			}
 		}
@@ -220,7 +239,7 @@ func (q *recvq) modify(s provider.State) error {
 	}
 	switch s {
 	case provider.StateReset, provider.StateReady, provider.StateError:
-		q.state().Store(uint32(s))
+		q.setState(uint32(s))
 		return nil
 	}
 	return provider.Errorf(provider.ErrInvalid, "jfr state %v", s)
@@ -232,12 +251,34 @@ func (q *recvq) destroy() {
 	}
 	// Peers that map the ring see the queue gone; senders of this process
 	// finish their delivery before the ring is unmapped.
-	q.state().Store(stateClosed)
+	q.setState(stateClosed)
 	for q.inflight.Load() > 0 {
 		runtime.Gosched()
 	}
+	q.flushPosted()
 	q.jfc.users.Add(-1)
 	q.ring.close()
+}
+
+// flushPosted completes the receives still posted as flushed, in posting
+// order, so that the caller hears of each (and a view it named is
+// released). A sender of another process that claimed one before the
+// queue closed completes it instead; claims are exclusive, so each
+// receive completes once either way.
+func (q *recvq) flushPosted() {
+	if q.jfc.closed.Load() {
+		return // nobody to tell, and its ring is gone
+	}
+	for {
+		pos, ok := q.ring.claim()
+		if !ok {
+			return
+		}
+		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpSend, Flags: provider.CRFlagRecv | q.crFlags,
+			UserCtx: (*recvSlot)(q.ring.payload(pos)).userCtx, LocalID: q.id}
+		q.ring.release(pos)
+		q.jfc.view.push(&cr, 0)
+	}
 }
 
 // endpoint is what an import finds: a JFR, or a Jetty and its receive queue.

@@ -29,8 +29,10 @@ func (c *lbContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provi
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if size > maxMsgSize*16 {
-		return nil, provider.Errorf(provider.ErrNoMemory, "segment of %d bytes is larger than the loopback limit", size)
+	if size > maxSegment {
+		// A size no allocation can have is a bad argument, as a depth
+		// above the device's is; ErrNoMemory is for memory running out.
+		return nil, provider.Errorf(provider.ErrInvalid, "segment of %d bytes is larger than the loopback limit %d", size, uint64(maxSegment))
 	}
 	m, err := newMapping("seg", size, cfg.HugePages)
 	if err != nil {
@@ -209,6 +211,7 @@ func quarantine(s *segment) {
 // target is an imported segment: a memRef to the owner's memory, mapped into
 // this process when the owner is another process (ref.peer says which).
 type target struct {
+	ctx    *lbContext // the importer
 	desc   provider.SegmentDesc
 	ref    memRef
 	closed atomic.Bool
@@ -226,7 +229,7 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 		if err != nil {
 			return nil, err
 		}
-		return &target{desc: desc, ref: seg.ref}, nil
+		return &target{ctx: c, desc: desc, ref: seg.ref}, nil
 	}
 	p, err := c.peer(desc.EID, desc.UASID)
 	if err != nil {
@@ -236,7 +239,7 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 	if err != nil {
 		return nil, err
 	}
-	return &target{desc: desc, ref: ref}, nil
+	return &target{ctx: c, desc: desc, ref: ref}, nil
 }
 
 // importLocal finds a segment of owner, a context of this process, and

@@ -112,6 +112,12 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.closed.Load() {
+		// Closed while this post waited for the lock: destroy has
+		// flushed what was pending and nothing would report a request
+		// queued now.
+		return 0, errClosed(q.name())
+	}
 	if q.state != provider.StateReady {
 		return 0, provider.Errorf(provider.ErrBadState, "%s is %v", q.name(), q.state)
 	}
@@ -300,17 +306,23 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 	for n < len(crs) && len(q.pending) > 0 {
 		p := q.pending[0]
 		q.pending = q.pending[1:]
-		crs[n] = provider.CR{Status: provider.CRWRFlushErr, Opcode: p.wr.Opcode, UserCtx: p.wr.UserCtx, LocalID: q.id}
-		if q.jetty != nil {
-			crs[n].Flags = provider.CRFlagJetty
-		}
-		if p.rem != nil {
-			crs[n].RemoteID = p.rem.desc.ID
-		}
+		crs[n] = q.flushRecord(p)
 		q.credit(p.seq)
 		n++
 	}
 	return n, nil
+}
+
+// flushRecord is the WR_FLUSH_ERR record of a pending request.
+func (q *sendq) flushRecord(p *pendingWR) provider.CR {
+	cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: p.wr.Opcode, UserCtx: p.wr.UserCtx, LocalID: q.id}
+	if q.jetty != nil {
+		cr.Flags = provider.CRFlagJetty
+	}
+	if p.rem != nil {
+		cr.RemoteID = p.rem.desc.ID
+	}
+	return cr
 }
 
 func (q *sendq) Advise(r provider.Remote) error {
@@ -386,6 +398,16 @@ func (q *sendq) destroy() {
 	q.mu.Lock()
 	if q.timer != nil {
 		q.timer.Stop()
+	}
+	// The requests still waiting (RNR) will never run: each completes
+	// as flushed, so that the caller hears of every request once (and a
+	// view it used is released when the record is polled). A closed JFC
+	// has nobody to tell, and its ring is gone.
+	if !q.jfc.closed.Load() {
+		for _, p := range q.pending {
+			cr := q.flushRecord(p)
+			q.jfc.view.push(&cr, p.seq)
+		}
 	}
 	q.pending = nil
 	q.mu.Unlock()

@@ -31,8 +31,8 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 	}
 	if op.IsOneSided() {
 		t, ok := provider.RawMem(w.Remote.Seg).(*target)
-		if !ok || t == nil {
-			return nil, provider.Errorf(provider.ErrInvalid, "%v needs an imported target segment in Remote", op)
+		if !ok || t == nil || t.ctx != q.ctx {
+			return nil, provider.Errorf(provider.ErrInvalid, "%v needs a target segment imported into this context in Remote", op)
 		}
 		if t.closed.Load() {
 			return nil, errClosed("target segment")

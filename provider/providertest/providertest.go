@@ -46,11 +46,12 @@
 //		})
 //	}
 //
-// Pair is called once per subtest, from parallel subtests, so it must be
-// safe for concurrent use. The two contexts may be on one device (one or two
-// EIDs) or on two devices of one fabric. The suite closes both with
-// t.Cleanup and fails the subtest if Close errs or hangs; a Pair that also
-// registers its own cleanup is harmless, Close being idempotent.
+// Pair is called once per subtest, and again by the bad-input cases that
+// need contexts they can close, from parallel subtests, so it must be safe
+// for concurrent use. The two contexts may be on one device
+// (one or two EIDs) or on two devices of one fabric. The suite closes both
+// with t.Cleanup and fails the subtest if Close errs or hangs; a Pair that
+// also registers its own cleanup is harmless, Close being idempotent.
 //
 // Run a single case with go test's -run flag, e.g.
 // -run 'TestConformance/failure/queue_full'.
@@ -93,9 +94,9 @@ import (
 type Harness struct {
 	// Pair opens two contexts that can reach each other: the initiator, on
 	// which requests are posted, and the target, which owns the remote
-	// memory and receive queues. It is called once per subtest, possibly
-	// concurrently, and reports failures through t. The suite closes both
-	// contexts with t.Cleanup.
+	// memory and receive queues. It is called at least once per subtest,
+	// possibly concurrently, and reports failures through t. The suite
+	// closes both contexts with t.Cleanup.
 	Pair func(t testing.TB) (initiator, target *urma.Context)
 	// Timeout bounds every wait for a completion, an event or a Close; zero
 	// means 10 s. Raise it for emulated devices.
@@ -103,8 +104,8 @@ type Harness struct {
 }
 
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
-// sgl, validation, mode, failure, segment, event, lifecycle). The cases run
-// in parallel, each on its own pair of contexts from h.Pair.
+// sgl, validation, mode, failure, segment, event, lifecycle, badinput).
+// The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
 	if h.Timeout == 0 {
 		h.Timeout = 10 * time.Second
@@ -121,6 +122,7 @@ func Run(t *testing.T, h Harness) {
 		{"segment", segmentTests},
 		{"event", eventTests},
 		{"lifecycle", lifecycleTests},
+		{"badinput", badInputTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -153,6 +155,9 @@ type env struct {
 	a, b    *urma.Context
 	attr    urma.DeviceAttr
 	timeout time.Duration
+	// pair is Harness.Pair, for tests that need contexts they can close
+	// without losing a and b.
+	pair func(t testing.TB) (*urma.Context, *urma.Context)
 }
 
 func newEnv(t *testing.T, h Harness) *env {
@@ -163,7 +168,7 @@ func newEnv(t *testing.T, h Harness) *env {
 		closeWithin(t, h.Timeout, "initiator context", a.Close)
 		closeWithin(t, h.Timeout, "target context", b.Close)
 	})
-	return &env{t: t, a: a, b: b, attr: a.Device().Attr(), timeout: h.Timeout}
+	return &env{t: t, a: a, b: b, attr: a.Device().Attr(), timeout: h.Timeout, pair: h.Pair}
 }
 
 // closeWithin runs a Close and fails the test if it errs or does not return

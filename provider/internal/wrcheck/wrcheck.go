@@ -76,6 +76,26 @@ func Shape(w *provider.WR, l *Limits) error {
 	if w.DataLen() > l.MaxMsgSize {
 		return provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), l.MaxMsgSize)
 	}
+	// A range that wraps around the address space lies in no segment. It
+	// is refused here, not left to the execution, because a responder that
+	// checks a range by its end (iova+length <= segment end, as rxe's
+	// range check does) lets a wrapped end through to its page lookup.
+	if !w.InlineBytes() {
+		for i := range w.Local {
+			if wraps(w.Local[i].Addr, uint64(w.Local[i].Len)) {
+				return provider.Errorf(provider.ErrInvalid, "local sge %d: %d bytes at %#x wrap around the address space", i, w.Local[i].Len, w.Local[i].Addr)
+			}
+		}
+	}
+	if op.IsOneSided() {
+		n := max(w.DataLen(), uint64(w.Remote.Len))
+		if op.IsAtomic() {
+			n = 8
+		}
+		if wraps(w.Remote.Addr, n) {
+			return provider.Errorf(provider.ErrInvalid, "remote range: %d bytes at %#x wrap around the address space", n, w.Remote.Addr)
+		}
+	}
 	if (op == provider.OpWriteImm || op == provider.OpSendImm) && w.Imm > math.MaxUint32 && l.Imm32 {
 		return provider.Errorf(provider.ErrInvalid, "immediate data %#x: %s carries 32 bits", w.Imm, l.Device)
 	}
@@ -89,6 +109,22 @@ func Shape(w *provider.WR, l *Limits) error {
 		if w.Remote.Addr%8 != 0 {
 			return provider.Errorf(provider.ErrInvalid, "%v remote address %#x is not 8-byte aligned", op, w.Remote.Addr)
 		}
+	}
+	return nil
+}
+
+func wraps(addr, n uint64) bool { return addr+n < addr }
+
+// InSegment refuses, with ErrRange, an SGE that does not lie inside the
+// segment it names; d is that segment's descriptor. Receive buffers are
+// checked with it when they are posted: left to the delivery, a bad
+// buffer would fail the sender of whichever message reached it, and each
+// device reports that differently.
+func InSegment(sg *provider.SGE, d provider.SegmentDesc) error {
+	a, n := sg.Addr, uint64(sg.Len)
+	// By offsets into the segment, which cannot wrap.
+	if off := a - d.VA; a < d.VA || off > d.Len || n > d.Len-off {
+		return provider.Errorf(provider.ErrRange, "%d bytes at %#x are not inside the segment [%#x, %#x)", n, a, d.VA, d.VA+d.Len)
 	}
 	return nil
 }

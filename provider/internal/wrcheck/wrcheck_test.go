@@ -1,6 +1,7 @@
 package wrcheck
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,6 +39,11 @@ func TestChecks(t *testing.T) {
 		{"misaligned atomic", verbs, provider.WR{Opcode: provider.OpFAdd, Local: []provider.SGE{sge(8)}, Remote: provider.SGE{Addr: 4, Len: 8}}, provider.ErrInvalid},
 		{"short atomic result", verbs, provider.WR{Opcode: provider.OpCAS, Local: []provider.SGE{sge(4)}, Remote: sge(8)}, provider.ErrInvalid},
 		{"good atomic", verbs, provider.WR{Opcode: provider.OpCAS, Local: []provider.SGE{sge(8)}, Remote: sge(8)}, nil},
+		{"local sge wrapping", verbs, provider.WR{Opcode: provider.OpSend, Local: []provider.SGE{{Addr: math.MaxUint64 - 3, Len: 8}}}, provider.ErrInvalid},
+		{"local sge ending at the top", verbs, provider.WR{Opcode: provider.OpSend, Local: []provider.SGE{{Addr: math.MaxUint64 - 7, Len: 7}}}, nil},
+		{"remote range wrapping", verbs, provider.WR{Opcode: provider.OpWrite, Local: []provider.SGE{sge(16)}, Remote: provider.SGE{Addr: math.MaxUint64 - 7}}, provider.ErrInvalid},
+		{"remote sge wrapping", verbs, provider.WR{Opcode: provider.OpRead, Local: []provider.SGE{sge(0)}, Remote: provider.SGE{Addr: math.MaxUint64, Len: 4}}, provider.ErrInvalid},
+		{"atomic on the last word", verbs, provider.WR{Opcode: provider.OpFAdd, Local: []provider.SGE{sge(8)}, Remote: provider.SGE{Addr: math.MaxUint64 - 7}}, provider.ErrInvalid},
 	}
 	for _, c := range cases {
 		err := Opcode(&c.w, &c.l)
@@ -54,4 +60,30 @@ func TestChecks(t *testing.T) {
 	loop.Imm32 = false
 	w := provider.WR{Opcode: provider.OpSendImm, Imm: 1 << 40}
 	require.NoError(t, Shape(&w, &loop), "64-bit immediate where the provider carries it")
+}
+
+func TestInSegment(t *testing.T) {
+	d := provider.SegmentDesc{VA: 0x1000, Len: 64}
+	cases := []struct {
+		name string
+		sg   provider.SGE
+		ok   bool
+	}{
+		{"whole", provider.SGE{Addr: 0x1000, Len: 64}, true},
+		{"empty at the end", provider.SGE{Addr: 0x1040}, true},
+		{"past the end", provider.SGE{Addr: 0x1020, Len: 33}, false},
+		{"before the start", provider.SGE{Addr: 0xff8, Len: 16}, false},
+		{"after the end", provider.SGE{Addr: 0x1041}, false},
+		{"wrapping", provider.SGE{Addr: math.MaxUint64 - 3, Len: 8}, false},
+	}
+	for _, c := range cases {
+		err := InSegment(&c.sg, d)
+		if c.ok {
+			require.NoError(t, err, c.name)
+		} else {
+			require.ErrorIs(t, err, provider.ErrRange, c.name)
+		}
+	}
+	top := provider.SegmentDesc{VA: math.MaxUint64 - 63, Len: 64}
+	require.NoError(t, InSegment(&provider.SGE{Addr: math.MaxUint64 - 63, Len: 64}, top), "a segment at the top of the address space")
 }
