@@ -32,6 +32,11 @@ type crSlot struct {
 
 var crSlotSize = unsafe.Sizeof(crSlot{})
 
+// crHole marks a slot that a producer reserved and died before filling:
+// the repair publishes it so that the records after it can be read, and
+// Poll skips it. No provider.CRFlags value uses this bit.
+const crHole = 1 << 7
+
 // Arm states, in a JFC ring's metaArmed word.
 const (
 	disarmed uint32 = iota
@@ -171,6 +176,10 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			break
 		}
 		s := (*crSlot)(r.payload(pos))
+		if s.flags&crHole != 0 {
+			r.release(pos)
+			continue
+		}
 		flags := provider.CRFlags(s.flags)
 		crs[n] = provider.CR{Status: provider.CRStatus(s.status), Opcode: provider.Opcode(s.opcode),
 			Flags: flags, Len: s.length, UserCtx: s.userCtx, LocalID: s.localID,

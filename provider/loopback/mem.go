@@ -26,14 +26,23 @@ func newMapping(name string, size uint64, huge bool) (*mapping, error) {
 	return mapMemfd(name, pageRound(size, uint64(unix.Getpagesize())), 0)
 }
 
+// seals fix the size of every memfd this provider shares: a peer that maps
+// one can then never touch a page past its end, which would kill it with
+// SIGBUS, whatever the owner does later.
+const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
+
 func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
-	fd, err := unix.MemfdCreate("urma-"+name, unix.MFD_CLOEXEC|flags)
+	fd, err := unix.MemfdCreate("urma-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|flags)
 	if err != nil {
 		return nil, provider.Errorf(provider.ErrNoMemory, "memfd_create: %v", err)
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		unix.Close(fd)
 		return nil, provider.Errorf(provider.ErrNoMemory, "ftruncate memfd to %d bytes: %v", size, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+		unix.Close(fd)
+		return nil, provider.Errorf(provider.ErrNoMemory, "seal memfd: %v", err)
 	}
 	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -45,8 +54,14 @@ func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 
 // attachMapping maps size bytes of a memfd received from another process.
 // It takes ownership of fd and closes it: the mapping alone keeps the
-// memory alive.
+// memory alive. The memfd must hold size bytes and be sealed against
+// shrinking: a peer that declared more than it has, or cut its memory
+// afterwards, would otherwise crash this process (SIGBUS) on access.
 func attachMapping(fd int, size uint64) (*mapping, error) {
+	if err := checkPeerMemfd(fd, size); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
 	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	unix.Close(fd)
 	if err != nil {
@@ -64,4 +79,19 @@ func (m *mapping) close() {
 		_ = unix.Close(m.fd)
 	}
 	m.mem = nil
+}
+
+func checkPeerMemfd(fd int, size uint64) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return provider.Errorf(provider.ErrInvalid, "a peer's memory: fstat: %v", err)
+	}
+	if st.Size < 0 || uint64(st.Size) < size {
+		return provider.Errorf(provider.ErrInvalid, "a peer's memory is %d bytes, not the %d it declared", st.Size, size)
+	}
+	got, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0)
+	if err != nil || got&unix.F_SEAL_SHRINK == 0 {
+		return provider.Errorf(provider.ErrInvalid, "a peer's memory is not sealed against shrinking (seals %#x, %v)", got, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -47,4 +48,63 @@ func TestMappingHugeFallsBack(t *testing.T) {
 		t.Fatal("close left the mapping in place")
 	}
 	m.close() // idempotent
+}
+
+// A shared memfd is sealed: its owner cannot cut the pages a peer maps.
+func TestMappingIsSealed(t *testing.T) {
+	m, err := newMapping("test", 4096, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	if err := unix.Ftruncate(m.fd, 0); err == nil {
+		t.Fatal("a shared memfd could be shrunk")
+	}
+	dup, err := unix.Dup(m.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := attachMapping(dup, 4096)
+	if err != nil {
+		t.Fatalf("attach a sealed memfd: %v", err)
+	}
+	peer.close()
+}
+
+// A peer's memfd that is smaller than declared, or could shrink, is
+// refused instead of mapped: touching a missing page is SIGBUS.
+func TestAttachRefusesBadPeerMemory(t *testing.T) {
+	unsealed, err := unix.MemfdCreate("urma-test", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Ftruncate(unsealed, 4096); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := attachMapping(unsealed, 4096); err == nil || !strings.Contains(err.Error(), "not sealed") {
+		t.Fatalf("unsealed memfd: %v", err)
+	}
+	requireClosed(t, unsealed)
+	m, err := newMapping("test", 4096, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	dup, err := unix.Dup(m.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := attachMapping(dup, 2*4096); err == nil || !strings.Contains(err.Error(), "not the 8192 it declared") {
+		t.Fatalf("memfd smaller than declared: %v", err)
+	}
+	requireClosed(t, dup)
+}
+
+// requireClosed checks that attachMapping closed the descriptor it was
+// given, refused or not.
+func requireClosed(t *testing.T, fd int) {
+	t.Helper()
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+		t.Fatalf("fd %d left open", fd)
+	}
 }

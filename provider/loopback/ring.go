@@ -123,6 +123,35 @@ func (r *ring) claim() (uint64, bool) {
 // release returns a claimed slot to producers.
 func (r *ring) release(pos uint64) { atomic.StoreUint64(r.seq(pos), pos+r.n) }
 
+// heldReserved lists the slots a producer reserved and has not published,
+// oldest first. A consumer cannot get past the first of them.
+func (r *ring) heldReserved() []uint64 {
+	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
+	if enq < deq || enq-deq > r.n {
+		return nil // a peer wrote nonsense: nothing to trust
+	}
+	var held []uint64
+	for p := deq; p < enq; p++ {
+		if atomic.LoadUint64(r.seq(p)) == p {
+			held = append(held, p)
+		}
+	}
+	return held
+}
+
+// heldClaimed lists the slots a consumer claimed and has not released. A
+// producer cannot reuse them.
+func (r *ring) heldClaimed() []uint64 {
+	deq := atomic.LoadUint64(r.deq)
+	var held []uint64
+	for p := deq - min(deq, r.n); p < deq; p++ {
+		if atomic.LoadUint64(r.seq(p)) == p+1 {
+			held = append(held, p)
+		}
+	}
+	return held
+}
+
 // count is the number of reserved-but-not-claimed slots, exact when quiet.
 func (r *ring) count() int {
 	e, d := atomic.LoadUint64(r.enq), atomic.LoadUint64(r.deq)

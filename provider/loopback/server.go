@@ -22,7 +22,7 @@ type ctlServer struct {
 	ln    *net.UnixListener
 	path  string
 	mu    sync.Mutex
-	conns map[*net.UnixConn]struct{}
+	conns map[*net.UnixConn]int32 // the importer's pid
 	done  bool
 	// serving counts connection handlers, so that stop returns only when
 	// none can still hand out a descriptor of the closing context.
@@ -54,7 +54,7 @@ func (c *lbContext) listen() error {
 		}
 		return provider.Errorf(provider.ErrFail, "loopback control socket: %v", err)
 	}
-	s := &ctlServer{c: c, ln: ln, path: final, conns: map[*net.UnixConn]struct{}{}}
+	s := &ctlServer{c: c, ln: ln, path: final, conns: map[*net.UnixConn]int32{}}
 	c.srv = s
 	go s.accept()
 	return nil
@@ -72,11 +72,40 @@ func (s *ctlServer) accept() {
 			conn.Close()
 			return
 		}
-		s.conns[conn] = struct{}{}
+		s.conns[conn] = peerPID(conn)
 		s.serving.Add(1)
 		s.mu.Unlock()
 		go s.serve(conn)
 	}
+}
+
+// anyStopped reports whether a process connected to the context is
+// stopped, and so may hold a slot of one of its rings that it will finish.
+func (s *ctlServer) anyStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pid := range s.conns {
+		if pid > 0 && stopped(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// peerPID is the pid of the process at the other end of conn, 0 if
+// unknown.
+func peerPID(conn *net.UnixConn) int32 {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var pid int32
+	_ = raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = cred.Pid
+		}
+	})
+	return pid
 }
 
 // stop tells every importer that the context is closing, then closes the
@@ -99,9 +128,14 @@ func (s *ctlServer) stop() {
 func (s *ctlServer) serve(conn *net.UnixConn) {
 	defer func() {
 		s.mu.Lock()
+		_, mine := s.conns[conn] // false once stop took it: the context is closing
 		delete(s.conns, conn)
 		s.mu.Unlock()
 		conn.Close()
+		if mine {
+			// The importer may have died midway through one of our rings.
+			s.c.scheduleRepair()
+		}
 		s.serving.Done()
 	}()
 	for {

@@ -1,0 +1,131 @@
+package loopback
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// Other processes write this context's rings directly: they push records
+// into its JFCs and take receives from its JFRs. A process killed between
+// taking a ring slot and handing it back leaves the slot held for ever: a
+// JFC would hide every record after it (its Poll and Wait would never see
+// another), and a JFR could never take a receive in that slot again. A
+// running process holds a slot for nanoseconds, so when an importer's
+// connection ends the context notes the held slots, waits repairGrace, and
+// repairs those held still, unless a process connected to it is stopped
+// (SIGSTOP), which may hold a slot it will finish: then it waits again.
+//
+// What cannot be repaired: a sender that died after handing a receive back
+// and before pushing its record loses that receive without a trace.
+const repairGrace = 2 * time.Second
+
+// heldSlot is a slot found held, with the object whose ring it is in.
+type heldSlot struct {
+	jfc *jfc   // a JFC slot reserved and not published
+	rq  *recvq // or a receive claimed and not released
+	pos uint64
+}
+
+// scheduleRepair is called when an importer's connection ends.
+func (c *lbContext) scheduleRepair() {
+	held := c.heldSlots()
+	if len(held) == 0 {
+		return
+	}
+	time.AfterFunc(repairGrace, func() { c.repair(held) })
+}
+
+// heldSlots lists the held slots of the context's own JFCs and JFRs. It
+// runs under c.mu: an object is closed only after its context lets go of
+// it (disown), so its ring stays mapped meanwhile.
+func (c *lbContext) heldSlots() []heldSlot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heldSlotsLocked()
+}
+
+func (c *lbContext) heldSlotsLocked() []heldSlot {
+	var held []heldSlot
+	for _, kid := range c.children {
+		switch o := kid.(type) {
+		case *jfc:
+			if !o.closed.Load() {
+				for _, p := range o.view.ring.heldReserved() {
+					held = append(held, heldSlot{jfc: o, pos: p})
+				}
+			}
+		case *jfrObj:
+			held = appendClaimed(held, o.recvq)
+		case *jettyObj:
+			if o.shared == nil {
+				held = appendClaimed(held, o.rq)
+			}
+		}
+	}
+	return held
+}
+
+func appendClaimed(held []heldSlot, q *recvq) []heldSlot {
+	if q == nil || q.closed.Load() {
+		return held
+	}
+	for _, p := range q.ring.heldClaimed() {
+		held = append(held, heldSlot{rq: q, pos: p})
+	}
+	return held
+}
+
+// repair fixes the slots of held that are held still.
+func (c *lbContext) repair(held []heldSlot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		return
+	}
+	if c.srv.anyStopped() {
+		time.AfterFunc(repairGrace, func() { c.repair(held) })
+		return
+	}
+	now := map[heldSlot]bool{}
+	for _, h := range c.heldSlotsLocked() {
+		now[h] = true
+	}
+	for _, h := range held {
+		if !now[h] {
+			continue // finished, or its object went away
+		}
+		if h.jfc != nil {
+			r := h.jfc.view.ring
+			*(*crSlot)(r.payload(h.pos)) = crSlot{flags: crHole}
+			r.publish(h.pos)
+			continue
+		}
+		// The sender died with the message half written: the receive
+		// comes back flushed, and its slot can be posted again.
+		r := h.rq.ring
+		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpSend, Flags: provider.CRFlagRecv | h.rq.crFlags,
+			UserCtx: (*recvSlot)(r.payload(h.pos)).userCtx, LocalID: h.rq.id}
+		r.release(h.pos)
+		h.rq.jfc.view.push(&cr, 0)
+	}
+}
+
+// stopped reports whether process pid is stopped (by a signal or a tracer).
+func stopped(pid int32) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and
+	// may itself hold spaces or parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	return s[i+2] == 'T' || s[i+2] == 't'
+}
