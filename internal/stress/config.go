@@ -11,8 +11,10 @@ type Config struct {
 	Device string
 	// EID is the index of the EID to open.
 	EID int
-	// Workers is how many queue sets (JFC, JFS, JFR) run at once; the
-	// even ones wait in event mode, the odd ones busy-poll. Default 4.
+	// Workers is how many queue sets run at once. Of every four, the first
+	// two have an RM JFS and JFR, the other two an RC Jetty bound to the
+	// peer's; the even ones wait in event mode, the odd ones busy-poll.
+	// Default 4: one of each.
 	Workers int
 	// Ledger makes the node announce each WRITE into the peer before
 	// posting it and again once it completed, so that a peer that

@@ -26,7 +26,7 @@ var faultRuns = flag.Int("faults", 100, "how many runs TestPeerFaults makes")
 // hang. The drain allows for the loopback's control requests, which give
 // up on a stopped peer after 5 s (the first SEND into a receive buffer
 // asks the peer for that buffer's memory).
-var faultConfig = Config{Workers: 2, Ledger: true, RNRRetry: 3, RNRTimeout: 5 * time.Millisecond, Drain: 15 * time.Second}
+var faultConfig = Config{Workers: 4, Ledger: true, RNRRetry: 3, RNRTimeout: 5 * time.Millisecond, Drain: 15 * time.Second}
 
 // TestPeerFaults kills the peer process at a random point, -faults times
 // (100 by default): with SIGKILL, or with SIGSTOP held longer than the

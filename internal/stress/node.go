@@ -39,9 +39,10 @@ func (n *Node) Running() bool { return n.running.Load() }
 
 // hello is what a node tells its peer.
 type hello struct {
-	Seg   []byte   `json:"seg"`
-	Token uint32   `json:"token"`
-	JFRs  [][]byte `json:"jfrs"`
+	Seg   []byte `json:"seg"`
+	Token uint32 `json:"token"`
+	// Queues holds each worker's JFR, or RC Jetty, descriptor.
+	Queues [][]byte `json:"queues"`
 }
 
 // Open creates a node's resources; out receives its protocol lines.
@@ -70,7 +71,7 @@ func Open(cfg Config, out io.Writer) (n *Node, err error) {
 	}
 	inline := 0 // DEBUG min(64, dev.Attr().MaxInline)
 	for i := range cfg.Workers {
-		w, err := newWorker(n, i, i%2 == 0, inline)
+		w, err := newWorker(n, i, inline)
 		if err != nil {
 			return n, fmt.Errorf("worker %d: %w", i, err)
 		}
@@ -87,17 +88,18 @@ func (n *Node) Hello() (string, error) {
 		return "", err
 	}
 	for _, w := range n.workers {
-		b, err := w.jfr.Descriptor().MarshalBinary()
+		b, err := w.rq.Descriptor().MarshalBinary()
 		if err != nil {
 			return "", err
 		}
-		h.JFRs = append(h.JFRs, b)
+		h.Queues = append(h.Queues, b)
 	}
 	b, err := json.Marshal(h)
 	return "hello " + string(b), err
 }
 
-// Connect imports the peer's segment and JFRs from its hello line.
+// Connect imports the peer's segment and queues from its hello line, and
+// binds the RC Jetties to theirs.
 func (n *Node) Connect(line string) error {
 	var h hello
 	rest, ok := cut(line, "hello ")
@@ -107,8 +109,8 @@ func (n *Node) Connect(line string) error {
 	if err := json.Unmarshal([]byte(rest), &h); err != nil {
 		return fmt.Errorf("stress: peer's hello: %w", err)
 	}
-	if len(h.JFRs) != len(n.workers) {
-		return fmt.Errorf("stress: peer has %d workers, this node %d", len(h.JFRs), len(n.workers))
+	if len(h.Queues) != len(n.workers) {
+		return fmt.Errorf("stress: peer has %d workers, this node %d", len(h.Queues), len(n.workers))
 	}
 	var sd segment.Descriptor
 	if err := sd.UnmarshalBinary(h.Seg); err != nil {
@@ -123,10 +125,20 @@ func (n *Node) Connect(line string) error {
 	}
 	for i, w := range n.workers {
 		var jd jetty.Descriptor
-		if err := jd.UnmarshalBinary(h.JFRs[i]); err != nil {
+		if err := jd.UnmarshalBinary(h.Queues[i]); err != nil {
 			return fmt.Errorf("stress: peer's JFR %d: %w", i, err)
 		}
-		if w.peer, err = jetty.ImportJFR(n.ctx, jd, h.Token); err != nil {
+		if w.jetty == nil {
+			if w.peer, err = jetty.ImportJFR(n.ctx, jd, h.Token); err != nil {
+				return err
+			}
+			w.to = w.peer
+			continue
+		}
+		if w.peer, err = jetty.ImportJetty(n.ctx, jd, h.Token); err != nil {
+			return err
+		}
+		if err := w.jetty.Bind(w.peer); err != nil {
 			return err
 		}
 	}

@@ -144,7 +144,7 @@ func (w *worker) run(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			a, qerr := w.jfs.Query()
+			a, qerr := w.sq.Query()
 			return fmt.Errorf("worker %d: %w: %d in flight %v after the run ended (%d WRITE or READ slots, %d SENDs, atomic %v; JFS %v, %d outstanding, %v)",
 				w.idx, ErrHang, w.inFlight, w.n.cfg.Drain, slots-len(w.freeSlots), sendSlots-len(w.freeSends), w.atomicBusy,
 				a.State, a.Outstanding, qerr)
@@ -177,7 +177,7 @@ func (w *worker) reap(ctx context.Context, running bool) error {
 	if w.broken {
 		// A failed request put the JFS in ERROR: the requests queued
 		// behind it come back through Flush, as URMA prescribes.
-		n, _ := w.jfs.Flush(w.crs)
+		n, _ := w.sq.Flush(w.crs)
 		for i := range n {
 			w.handle(&w.crs[i], false)
 		}

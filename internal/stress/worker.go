@@ -21,9 +21,32 @@ const (
 func userCtx(kind, idx int) uint64 { return uint64(kind)<<56 | uint64(idx) }
 func splitCtx(u uint64) (int, int) { return int(u >> 56), int(u & (1<<56 - 1)) }
 
-// worker drives one queue set: its JFS WRITEs, READs, SENDs and atomics
-// into the peer's worker of the same index, and its JFR receives what
-// that worker SENDs.
+// sendQueue is what a worker posts to: a JFS, or an RC Jetty.
+type sendQueue interface {
+	Write(to *jetty.Remote, dst, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
+	Read(from *jetty.Remote, dst, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
+	Send(to *jetty.Remote, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
+	SendImm(to *jetty.Remote, src jetty.SGE, imm uint64, flags jetty.Flags, userCtx uint64) error
+	CAS(to *jetty.Remote, dst, result jetty.SGE, compare, swap uint64, flags jetty.Flags, userCtx uint64) error
+	FAA(to *jetty.Remote, dst, result jetty.SGE, add uint64, flags jetty.Flags, userCtx uint64) error
+	Flush(crs []jetty.CR) (int, error)
+	Query() (jetty.Attr, error)
+}
+
+// recvQueue is what a worker receives on: a JFR, or the same RC Jetty.
+type recvQueue interface {
+	Recv(buf jetty.SGE, userCtx uint64) error
+	Descriptor() jetty.Descriptor
+}
+
+// workerKind is what a worker of an index uses, the same on both sides:
+// RM JFS and JFR, or an RC Jetty bound to the peer's; in event mode or
+// busy-polling.
+func workerKind(idx int) (event, rc bool) { return idx%2 == 0, idx%4 >= 2 }
+
+// worker drives one queue set: its JFS (or Jetty) WRITEs, READs, SENDs and
+// atomics into the peer's worker of the same index, and its JFR (or the
+// Jetty) receives what that worker SENDs.
 type worker struct {
 	n      *Node
 	idx    int
@@ -33,7 +56,11 @@ type worker struct {
 	jfc    *jetty.JFC
 	jfs    *jetty.JFS
 	jfr    *jetty.JFR
+	jetty  *jetty.Jetty // RC workers: send and receive queue
+	sq     sendQueue
+	rq     recvQueue
 	peer   *jetty.Remote
+	to     *jetty.Remote // the peer's JFR; nil on a bound Jetty
 	crs    []jetty.CR
 	check  []byte
 
@@ -50,7 +77,8 @@ type worker struct {
 	stats                Stats
 }
 
-func newWorker(n *Node, idx int, event bool, inline int) (w *worker, err error) {
+func newWorker(n *Node, idx int, inline int) (w *worker, err error) {
+	event, rc := workerKind(idx)
 	w = &worker{n: n, idx: idx, event: event, inline: inline, crs: make([]jetty.CR, 32),
 		check: make([]byte, slotSize), rng: uint64(idx)<<32 | uint64(n.token)}
 	defer func() {
@@ -66,16 +94,26 @@ func newWorker(n *Node, idx int, event bool, inline int) (w *worker, err error) 
 	if w.jfc, err = jetty.NewJFC(n.ctx, jetty.JFCConfig{Depth: 4 * (slots + sendSlots + recvs), JFCE: w.jfce}); err != nil {
 		return w, err
 	}
-	if w.jfs, err = jetty.NewJFS(n.ctx, jetty.JFSConfig{Depth: 2 * (slots + sendSlots + 1), MaxInline: inline,
-		RNRRetry: n.cfg.RNRRetry, RNRTimeout: n.cfg.RNRTimeout, JFC: w.jfc}); err != nil {
-		return w, err
-	}
-	if w.jfr, err = jetty.NewJFR(n.ctx, jetty.JFRConfig{Depth: recvs, TokenPolicy: segment.TokenPlainText,
-		Token: n.token, JFC: w.jfc}); err != nil {
-		return w, err
+	send := jetty.JFSConfig{Depth: 2 * (slots + sendSlots + 1), MaxInline: inline,
+		RNRRetry: n.cfg.RNRRetry, RNRTimeout: n.cfg.RNRTimeout, JFC: w.jfc}
+	recv := jetty.JFRConfig{Depth: recvs, TokenPolicy: segment.TokenPlainText, Token: n.token, JFC: w.jfc}
+	if rc {
+		send.Mode = jetty.RC
+		if w.jetty, err = jetty.NewJetty(n.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
+			return w, err
+		}
+		w.sq, w.rq = w.jetty, w.jetty
+	} else {
+		if w.jfs, err = jetty.NewJFS(n.ctx, send); err != nil {
+			return w, err
+		}
+		if w.jfr, err = jetty.NewJFR(n.ctx, recv); err != nil {
+			return w, err
+		}
+		w.sq, w.rq = w.jfs, w.jfr
 	}
 	for i := range recvs {
-		if err = w.jfr.Recv(w.local(recvOff+i*msgSize, msgSize), userCtx(kindRecv, i)); err != nil {
+		if err = w.rq.Recv(w.local(recvOff+i*msgSize, msgSize), userCtx(kindRecv, i)); err != nil {
 			return w, err
 		}
 	}
@@ -142,7 +180,7 @@ func (w *worker) postWrite() error {
 	if w.n.cfg.Ledger {
 		w.n.ledger("post", w.idx, slot, seq)
 	}
-	if err := w.jfs.Write(w.peer, w.remote(slotOff(areaOff, slot), n), w.local(src, n), flags, userCtx(kindWrite, slot)); err != nil {
+	if err := w.sq.Write(w.to, w.remote(slotOff(areaOff, slot), n), w.local(src, n), flags, userCtx(kindWrite, slot)); err != nil {
 		return err
 	}
 	w.freeSlots = w.freeSlots[:len(w.freeSlots)-1]
@@ -157,7 +195,7 @@ func (w *worker) postRead(slot int) error {
 	n := blockLen(w.idx, w.slotSeq[slot])
 	dst := slotOff(scratchOff, slot)
 	clear(w.mem(dst, n))
-	if err := w.jfs.Read(w.peer, w.local(dst, n), w.remote(slotOff(areaOff, slot), n), 0, userCtx(kindRead, slot)); err != nil {
+	if err := w.sq.Read(w.to, w.local(dst, n), w.remote(slotOff(areaOff, slot), n), 0, userCtx(kindRead, slot)); err != nil {
 		return err
 	}
 	w.inFlight++
@@ -176,9 +214,9 @@ func (w *worker) postSend(imm bool) error {
 	}
 	var err error
 	if imm {
-		err = w.jfs.SendImm(w.peer, w.local(off, n), w.msgSeq, flags, userCtx(kindSend, i))
+		err = w.sq.SendImm(w.to, w.local(off, n), w.msgSeq, flags, userCtx(kindSend, i))
 	} else {
-		err = w.jfs.Send(w.peer, w.local(off, n), flags, userCtx(kindSend, i))
+		err = w.sq.Send(w.to, w.local(off, n), flags, userCtx(kindSend, i))
 	}
 	if err != nil {
 		return err
@@ -195,9 +233,9 @@ func (w *worker) postAtomic(cas bool) error {
 	res := w.local(resultOff, 8)
 	var err error
 	if cas {
-		err = w.jfs.CAS(w.peer, w.remote(atomicOff+8, 8), res, w.casNext, w.casNext+add, 0, userCtx(kindCAS, int(add)))
+		err = w.sq.CAS(w.to, w.remote(atomicOff+8, 8), res, w.casNext, w.casNext+add, 0, userCtx(kindCAS, int(add)))
 	} else {
-		err = w.jfs.FAA(w.peer, w.remote(atomicOff, 8), res, add, 0, userCtx(kindFAdd, int(add)))
+		err = w.sq.FAA(w.to, w.remote(atomicOff, 8), res, add, 0, userCtx(kindFAdd, int(add)))
 	}
 	if err != nil {
 		return err
@@ -287,7 +325,7 @@ func (w *worker) received(cr *jetty.CR, buf int) {
 	if buf >= recvs || !msgOK(w.mem(recvOff+buf*msgSize, msgSize), cr.Len, cr.Imm, cr.Flags&jetty.CRImm != 0) {
 		w.stats.mismatch("a received message failed its checksum")
 	}
-	if err := w.jfr.Recv(w.local(recvOff+buf*msgSize, msgSize), cr.UserCtx); err != nil {
+	if err := w.rq.Recv(w.local(recvOff+buf*msgSize, msgSize), cr.UserCtx); err != nil {
 		w.refuse(err)
 	}
 }
@@ -303,5 +341,9 @@ func (w *worker) close() error {
 	if w == nil {
 		return nil
 	}
-	return errors.Join(w.peer.Close(), w.jfs.Close(), w.jfr.Close(), w.jfc.Close(), w.jfce.Close())
+	var unbind error
+	if w.jetty != nil && w.peer != nil {
+		unbind = w.jetty.Unbind()
+	}
+	return errors.Join(unbind, w.peer.Close(), w.jetty.Close(), w.jfs.Close(), w.jfr.Close(), w.jfc.Close(), w.jfce.Close())
 }
