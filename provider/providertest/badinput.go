@@ -923,24 +923,10 @@ func testBadClose(t *testing.T, e *env) {
 	})
 	e.row(t, b, "JFS closed while requests are posted", "", func(e *env) {
 		s := e.sender(jetty.JFSConfig{Depth: 16})
-		posted, postErr := make(chan uint64, 1), make(chan error, 1)
-		go func() {
-			var n uint64
-			for {
-				err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: b.r.remote,
-					Local: []jetty.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(128, 8), UserCtx: n}})
-				switch {
-				case err == nil:
-					n++
-				case errors.Is(err, urma.ErrAgain):
-					runtime.Gosched()
-				default:
-					posted <- n
-					postErr <- err
-					return
-				}
-			}
-		}()
+		posted, postErr := postUntilRefused(func(n uint64) error {
+			return s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: b.r.remote,
+				Local: []jetty.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(128, 8), UserCtx: n}})
+		})
 		// Polling frees slots, so that posts run up to the Close.
 		var got []jetty.CR
 		buf := make([]jetty.CR, 16)
@@ -961,23 +947,7 @@ func testBadClose(t *testing.T, e *env) {
 		r := e.receiver(jetty.JFRConfig{Depth: 16})
 		s := e.sender(jetty.JFSConfig{RNRRetry: 7})
 		rb := e.seg(e.b, 64, segment.LocalOnly)
-		posted, postErr := make(chan uint64, 1), make(chan error, 1)
-		go func() {
-			var n uint64
-			for {
-				err := r.jfr.Recv(rb.SGE(0, 64), n)
-				switch {
-				case err == nil:
-					n++
-				case errors.Is(err, urma.ErrAgain):
-					runtime.Gosched()
-				default:
-					posted <- n
-					postErr <- err
-					return
-				}
-			}
-		}()
+		posted, postErr := postUntilRefused(func(n uint64) error { return r.jfr.Recv(rb.SGE(0, 64), n) })
 		// Messages consume receives, so that posts run up to the Close.
 		// Without RNR a message that found none would fail: then the
 		// posts just race the Close.
@@ -1167,4 +1137,28 @@ func testBadClose(t *testing.T, e *env) {
 		require.Equal(e.t, uint64(1), e.pollOK(rjfc).UserCtx)
 		require.Equal(e.t, "survivor", string(rb.Bytes()[:8]))
 	})
+}
+
+// postUntilRefused posts with post (its argument numbers the posts) in a
+// goroutine, retrying while the queue is full, until a post is refused;
+// then it sends how many went in, and the refusal.
+func postUntilRefused(post func(n uint64) error) (<-chan uint64, <-chan error) {
+	posted, refused := make(chan uint64, 1), make(chan error, 1)
+	go func() {
+		var n uint64
+		for {
+			err := post(n)
+			switch {
+			case err == nil:
+				n++
+			case errors.Is(err, urma.ErrAgain):
+				runtime.Gosched()
+			default:
+				posted <- n
+				refused <- err
+				return
+			}
+		}
+	}()
+	return posted, refused
 }
