@@ -112,10 +112,26 @@ func dialPeer(c *lbContext, k fabricKey) (*peerConn, error) {
 	}
 	w := wire{b: m.payload}
 	p.pid = int(w.getU32())
-	if p.page, err = attachCtlPage(m.fds[0]); err != nil || w.short {
+	page, err := attachCtlPage(m.fds[0])
+	if err != nil || w.short {
+		if page != nil {
+			page.m.close()
+		}
 		p.close()
 		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting: %v", path, err)
 	}
+	// The link may already be down (the peer died right after its
+	// greeting): lost has run, or will run, its teardown under p.mu, and
+	// the page must be in it or not mapped at all.
+	p.mu.Lock()
+	if p.dead.Load() {
+		p.mu.Unlock()
+		page.m.close()
+		p.close()
+		return nil, provider.Errorf(provider.ErrNotFound, "context at eid %v uasid %d is gone", k.eid, k.uasid)
+	}
+	p.page = page
+	p.mu.Unlock()
 	return p, nil
 }
 
@@ -248,10 +264,10 @@ func (p *peerConn) lost() {
 	p.maps, p.efds = nil, nil
 	p.segs, p.rqs, p.jfcs = nil, nil, nil
 	p.segIndex.Store(nil)
-	p.mu.Unlock()
 	if p.page != nil {
 		p.page.m.close()
 	}
+	p.mu.Unlock()
 	if !p.graceful.Load() && !c.closed.Load() {
 		// The peer's process died: remove the socket it left behind.
 		removeIfStale(p.path)
