@@ -36,8 +36,8 @@ var faultConfig = Config{Workers: 4, Ledger: true, RNRRetry: 3, RNRTimeout: 5 * 
 // (100 by default): with SIGKILL, or with SIGSTOP held longer than the
 // RNR timeout before the SIGKILL. Each time, this process's requests must
 // all complete (no hang): while the peer is stopped, unless it stopped in
-// the middle of a push into one of our JFCs, and after its death in any
-// case. The WRITEs the peer reported complete must be intact in this
+// the middle of a push into one of our JFCs (loopback) or of a connection
+// handshake (verbs), and after its death in any case. The WRITEs the peer reported complete must be intact in this
 // process's memory, and nothing may be left behind:
 // goroutines, descriptors, mappings, provider objects, the child, or files
 // in the runtime directory.
@@ -117,20 +117,22 @@ func faultRun(t *testing.T, i int, dir, device string) faultResult {
 	}
 	cancel()
 	var res served
-	heldJFC := false
+	waited := false
 	if stop {
 		select {
 		case res = <-done: // everything ended while the peer is stopped
 		case <-time.After(stoppedWait):
-			// The peer stopped midway through pushing a record into one
-			// of our JFCs: the slot it holds hides the records after it
-			// until it runs again or dies (see docs/semantics.md). Its
-			// death must free them.
-			heldJFC = true
+			// Something waits on the stopped peer itself. On loopback:
+			// it stopped midway through pushing a record into one of
+			// our JFCs, and the slot it holds hides the records after
+			// it until it runs or dies (docs/semantics.md). On verbs:
+			// it stopped in the middle of a connection handshake, which
+			// waits for rdma_cm's timeout. Its death must end both.
+			waited = true
 		}
 		c.signal(syscall.SIGKILL)
 	}
-	if !stop || heldJFC {
+	if !stop || waited {
 		select {
 		case res = <-done:
 		case <-time.After(cfg.Drain + 10*time.Second):
@@ -149,8 +151,8 @@ func faultRun(t *testing.T, i int, dir, device string) faultResult {
 	c.stdin.Close()
 
 	outcome := how + ": "
-	if heldJFC {
-		outcome = how + " while pushing into our JFC, then SIGKILL: "
+	if waited {
+		outcome = how + ", still waited on after " + stoppedWait.String() + ", then SIGKILL: "
 	}
 	switch {
 	case errors.Is(res.err, ErrHang):
