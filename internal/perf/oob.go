@@ -68,12 +68,19 @@ type oob struct {
 	c    net.Conn
 	enc  *json.Encoder
 	dec  *json.Decoder
+	in   *io.LimitedReader // under dec: what one message may read
 	stop func() bool
 	once sync.Once
 }
 
+// maxOOBMessage bounds what one message may make this side read and keep:
+// the largest the protocol sends is a few descriptors, and a peer (any
+// client that connects) must not make it buffer without end.
+const maxOOBMessage = 1 << 20
+
 func newOOB(ctx context.Context, c net.Conn) *oob {
-	o := &oob{c: c, enc: json.NewEncoder(c), dec: json.NewDecoder(c)}
+	in := &io.LimitedReader{R: c}
+	o := &oob{c: c, enc: json.NewEncoder(c), dec: json.NewDecoder(in), in: in}
 	o.stop = context.AfterFunc(ctx, func() { _ = c.Close() })
 	return o
 }
@@ -86,7 +93,11 @@ func (o *oob) send(v any) error {
 }
 
 func (o *oob) recv(v any) error {
+	o.in.N = maxOOBMessage
 	if err := o.dec.Decode(v); err != nil {
+		if o.in.N <= 0 {
+			return fmt.Errorf("out-of-band receive: a message of over %d bytes", maxOOBMessage)
+		}
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("out-of-band receive: the peer closed the connection")
 		}
