@@ -1,7 +1,6 @@
 package jetty
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,8 +146,9 @@ func (j *JFC) Poll(crs []CR) (int, error) {
 func (j *JFC) Rearm(solicitedOnly bool) error {
 	if err := j.p.Rearm(solicitedOnly); err != nil {
 		// Records that arrived before the arm: PollWait relies on
-		// telling this apart from a failure.
-		if err == provider.ErrUnreadRecords || errors.Is(err, urma.ErrAgain) {
+		// telling this apart from a failure. Providers return the
+		// sentinel itself.
+		if err == provider.ErrUnreadRecords {
 			return errRearmUnread
 		}
 		return opErr("rearm jfc", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -102,7 +103,7 @@ func (n *Node) Hello() (string, error) {
 // binds the RC Jetties to theirs.
 func (n *Node) Connect(line string) error {
 	var h hello
-	rest, ok := cut(line, "hello ")
+	rest, ok := strings.CutPrefix(line, "hello ")
 	if !ok {
 		return fmt.Errorf("stress: expected a hello line, got %.40q", line)
 	}
@@ -184,11 +185,4 @@ func (n *Node) Close() error {
 	}
 	errs = append(errs, n.tgt.Close(), n.seg.Close(), n.ctx.Close())
 	return errors.Join(errs...)
-}
-
-func cut(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
-		return "", false
-	}
-	return s[len(prefix):], true
 }

@@ -1051,19 +1051,7 @@ func testBadClose(t *testing.T, e *env) {
 		require.Equal(e.t, make([]byte, 64), rb.Bytes())
 	})
 	e.row(t, b, "target context closed under a waiting SEND", noRNR, func(e *env) {
-		a2, b2 := e.pair(e.t)
-		e.t.Cleanup(func() {
-			closeWithin(e.t, e.timeout, "second initiator context", a2.Close)
-			closeWithin(e.t, e.timeout, "second target context", b2.Close)
-		})
-		jfc, err := jetty.NewJFC(a2, jetty.JFCConfig{})
-		require.NoError(e.t, err)
-		s, err := jetty.NewJFS(a2, jetty.JFSConfig{JFC: jfc, RNRRetry: 7, RNRTimeout: 5 * time.Millisecond})
-		require.NoError(e.t, err)
-		rjfc, err := jetty.NewJFC(b2, jetty.JFCConfig{})
-		require.NoError(e.t, err)
-		jfr, err := jetty.NewJFR(b2, jetty.JFRConfig{JFC: rjfc})
-		require.NoError(e.t, err)
+		a2, b2, jfc, s, _, jfr := e.ownPair()
 		rm, err := jetty.ImportJFR(a2, jfr.Descriptor(), 0)
 		require.NoError(e.t, err)
 		l, err := segment.Alloc(a2, 64, segment.Config{Access: segment.LocalOnly})
@@ -1087,20 +1075,8 @@ func testBadClose(t *testing.T, e *env) {
 		closeWithin(e.t, e.timeout, "initiator context", a2.Close)
 	})
 	e.row(t, b, "initiator context closed with requests in flight", "", func(e *env) {
-		a2, b2 := e.pair(e.t)
-		e.t.Cleanup(func() {
-			closeWithin(e.t, e.timeout, "second initiator context", a2.Close)
-			closeWithin(e.t, e.timeout, "second target context", b2.Close)
-		})
 		const n, size = 8, 256 << 10
-		jfc, err := jetty.NewJFC(a2, jetty.JFCConfig{})
-		require.NoError(e.t, err)
-		s, err := jetty.NewJFS(a2, jetty.JFSConfig{JFC: jfc, RNRRetry: 7, RNRTimeout: 5 * time.Millisecond})
-		require.NoError(e.t, err)
-		rjfc, err := jetty.NewJFC(b2, jetty.JFCConfig{})
-		require.NoError(e.t, err)
-		jfr, err := jetty.NewJFR(b2, jetty.JFRConfig{JFC: rjfc})
-		require.NoError(e.t, err)
+		a2, b2, jfc, s, rjfc, jfr := e.ownPair()
 		rb, err := segment.Alloc(b2, 64, segment.Config{Access: segment.LocalOnly})
 		require.NoError(e.t, err)
 		require.NoError(e.t, jfr.Recv(rb.SGE(0, 64), 1))
@@ -1161,4 +1137,25 @@ func postUntilRefused(post func(n uint64) error) (<-chan uint64, <-chan error) {
 		}
 	}()
 	return posted, refused
+}
+
+// ownPair opens two contexts of their own, for a row that closes one of
+// them, with a JFS (waiting on RNR for ever) on the first and a JFR on the
+// second, each with its JFC. Both contexts are closed at the end of the
+// test if the row did not.
+func (e *env) ownPair() (a, b *urma.Context, jfc *jetty.JFC, s *jetty.JFS, rjfc *jetty.JFC, jfr *jetty.JFR) {
+	a, b = e.pair(e.t)
+	e.t.Cleanup(func() {
+		closeWithin(e.t, e.timeout, "second initiator context", a.Close)
+		closeWithin(e.t, e.timeout, "second target context", b.Close)
+	})
+	jfc, err := jetty.NewJFC(a, jetty.JFCConfig{})
+	require.NoError(e.t, err)
+	s, err = jetty.NewJFS(a, jetty.JFSConfig{JFC: jfc, RNRRetry: 7, RNRTimeout: 5 * time.Millisecond})
+	require.NoError(e.t, err)
+	rjfc, err = jetty.NewJFC(b, jetty.JFCConfig{})
+	require.NoError(e.t, err)
+	jfr, err = jetty.NewJFR(b, jetty.JFRConfig{JFC: rjfc})
+	require.NoError(e.t, err)
+	return a, b, jfc, s, rjfc, jfr
 }
