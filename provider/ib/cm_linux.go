@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/urma-go/sdk/provider"
@@ -310,18 +311,38 @@ func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func
 		rnr = int(req.rnrRetry)
 	}
 	to := netip.AddrPortFrom(dst.Addr().Unmap(), uint16(port))
-	d, rejected, err := c.connectCM(context.Background(), to, req.marshal(), rnr, rdAtomic(c), makeQP)
-	if err != nil {
-		return dialed{}, err
-	}
-	if rejected != nil {
-		rep, perr := parseReply(rejected.PrivateData)
-		if perr != nil {
-			return dialed{}, provider.Errorf(provider.ErrNotFound, "no urma context listens at %s", to)
+	for attempt := 1; ; attempt++ {
+		d, rejected, err := c.connectCM(context.Background(), to, req.marshal(), rnr, rdAtomic(c), makeQP)
+		if err != nil || rejected == nil {
+			return d, err
 		}
-		return dialed{reply: rep}, nil
+		rep, perr := parseReply(rejected.PrivateData)
+		if perr == nil {
+			return dialed{reply: rep}, nil
+		}
+		if !answerLost(rejected) {
+			return dialed{}, provider.Errorf(provider.ErrNotFound, "no urma context listens at %s (rdma_cm reject, status %d)", to, rejected.Status)
+		}
+		if attempt == dialAttempts {
+			return dialed{}, provider.Errorf(provider.ErrFail, "%s reset the connection before its answer arrived, %d times in a row", to, attempt)
+		}
+		provider.Logf(provider.LogInfo, "ib %v: %s reset the connection before its answer arrived; asking again (%d of %d)", c, to, attempt+1, dialAttempts)
 	}
-	return d, nil
+}
+
+// dialAttempts bounds how often dial asks again after a lost answer.
+const dialAttempts = 4
+
+// answerLost tells a reject that stands for an answer lost in transit from
+// one that says nobody listens. soft-iWARP (siw) sends a reject's MPA
+// reply and closes the TCP stream at once, and its connection manager may
+// handle the close before the reply: the initiator then sees a reject with
+// status -ECONNRESET and no private data, although a listener answered.
+// Nobody listening is -ECONNREFUSED on iWARP and a CM reject reason on
+// InfiniBand and RoCE. Asking again is safe: every request is answered the
+// same way twice, and a connect that was refused leaves nothing behind.
+func answerLost(ev *verbs.CMEvent) bool {
+	return ev.Status == -int(syscall.ECONNRESET)
 }
 
 // connectCM resolves to, creates the QP with makeQP and connects with
