@@ -42,7 +42,7 @@ func Now() time.Duration { return time.Since(base) }
 // concurrent use, so that the calls of a wait loop on several goroutines
 // (or one short call after another) share one pace.
 type Pacer struct {
-	n    atomic.Uint32
+	n    uint32 // only through bump
 	last atomic.Int64
 }
 
@@ -50,7 +50,7 @@ type Pacer struct {
 // passed since the last yield. It reports whether it yielded: a good
 // moment for a loop to look at its stop condition.
 func (p *Pacer) Tick() bool {
-	if p.n.Add(1)%check != 0 {
+	if bump(&p.n)%check != 0 {
 		return false
 	}
 	now := Now()

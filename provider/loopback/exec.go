@@ -283,10 +283,14 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 			}
 			cr.Len = uint32(n)
 		}
-		r.release()
 	}
+	// The buffers are let go after the record is out: letting go is an
+	// atomic add, which would first wait for the data's cache lines.
 	v.ring.release(pos)
 	v.jfc.push(&cr, 0)
+	if dst == nil {
+		q.sg[1].release()
+	}
 	if st != provider.CRSuccess && v.peer != nil {
 		// A receive buffer the peer could not describe any more because its
 		// process went away is the peer's loss, not a bad buffer.

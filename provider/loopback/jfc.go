@@ -62,12 +62,15 @@ type jfcView struct {
 	// overflow can be reported to its owner.
 	peer *peerConn
 	id   uint32
+	// deqHint is this process's last reading of the ring's deq (see
+	// ring.reserveRecord).
+	deqHint atomic.Uint64
 }
 
 // push adds a record. It is called by whichever goroutine, in whichever
 // process, completed the request.
 func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
-	pos, ok := v.ring.reserve()
+	pos, ok := v.ring.reserveRecord(&v.deqHint)
 	if !ok {
 		v.overflow()
 		return
@@ -81,6 +84,10 @@ func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
 		remoteUASID: cr.RemoteID.UASID, remoteID: cr.RemoteID.ID, length: cr.Len, localID: cr.LocalID,
 		status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
 	v.ring.publish(pos)
+	// Rearm stores the arm state and then counts the records reserved;
+	// this reserved with a CAS before it reads the arm state. Both are
+	// sequentially consistent, so either Rearm sees this record and
+	// refuses, or this sees the arm.
 	armed := v.ring.meta(metaArmed)
 	if mode := armed.Load(); mode != disarmed {
 		wanted := mode == armedAll || cr.Status != provider.CRSuccess || cr.Flags&provider.CRFlagSolicited != 0
@@ -170,14 +177,13 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	}
 	r := j.view.ring
 	n := 0
+	var slot crSlot
+	s := &slot
 	for n < len(crs) {
-		pos, ok := r.claim()
-		if !ok {
+		if !claimRecord(r, s) {
 			break
 		}
-		s := (*crSlot)(r.payload(pos))
 		if s.flags&crHole != 0 {
-			r.release(pos)
 			continue
 		}
 		flags := provider.CRFlags(s.flags)
@@ -185,7 +191,6 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			Flags: flags, Len: s.length, UserCtx: s.userCtx, LocalID: s.localID,
 			RemoteID: provider.JettyID{EID: s.remoteEID, UASID: s.remoteUASID, ID: s.remoteID}}
 		word := s.word
-		r.release(pos)
 		if flags&provider.CRFlagRecv != 0 {
 			crs[n].Imm = word
 		} else if q := j.ctx.sendqByID(crs[n].LocalID); q != nil {

@@ -101,8 +101,10 @@ func (r *ring) reserve() (uint64, bool) {
 	}
 }
 
-// publish makes a reserved slot visible to consumers.
-func (r *ring) publish(pos uint64) { atomic.StoreUint64(r.seq(pos), pos+1) }
+// publish makes a reserved slot visible to consumers: a release store, as
+// for release. The CAS that reserved the slot is the fence the event
+// protocol needs (see jfcView.push).
+func (r *ring) publish(pos uint64) { storeRelease(r.seq(pos), pos+1) }
 
 // claim takes the oldest published slot for reading; false when empty.
 func (r *ring) claim() (uint64, bool) {
@@ -120,11 +122,68 @@ func (r *ring) claim() (uint64, bool) {
 	}
 }
 
-// release returns a claimed slot to producers.
-func (r *ring) release(pos uint64) { atomic.StoreUint64(r.seq(pos), pos+r.n) }
+// release returns a claimed slot to producers. It is a release store, not
+// a full fence: the sender of a message releases the receive it consumed
+// between writing the data and publishing the completion record, and a
+// fence there would wait for the data's cache lines before asking for the
+// record's (see storeRelease).
+func (r *ring) release(pos uint64) { storeRelease(r.seq(pos), pos+r.n) }
 
-// heldReserved lists the slots a producer reserved and has not published,
-// oldest first. A consumer cannot get past the first of them.
+// A JFC's ring is used differently, so that a producer in another process
+// touches no cache line a consumer writes on every record: consumers never
+// write the slots (they copy a record out before they move deq past it),
+// and producers learn that slots are free from deq, which they read only
+// when their last reading of it says the ring is full. A record moves
+// between cores as the one line of its slot, plus deq now and then.
+
+// reserveRecord claims the next slot of a JFC ring for writing; false when
+// the ring is full. hint is the producer's last reading of deq.
+func (r *ring) reserveRecord(hint *atomic.Uint64) (uint64, bool) {
+	for {
+		pos := atomic.LoadUint64(r.enq)
+		if pos-hint.Load() >= r.limit {
+			d := atomic.LoadUint64(r.deq)
+			if int64(pos-d) < 0 {
+				// Consumers moved past a stale pos; a ring whose
+				// enq stays behind deq was written by a faulty peer.
+				if atomic.LoadUint64(r.enq) == pos {
+					return 0, false
+				}
+				continue
+			}
+			hint.Store(d)
+			if pos-d >= r.limit {
+				return 0, false
+			}
+		}
+		if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
+			return pos, true
+		}
+	}
+}
+
+// claimRecord copies the oldest published record of a JFC ring into dst
+// and consumes it; false when there is none. The copy comes before the
+// claim, because once deq moves past a slot its producer may write it.
+func claimRecord[T any](r *ring, dst *T) bool {
+	for {
+		pos := atomic.LoadUint64(r.deq)
+		if atomic.LoadUint64(r.seq(pos)) != pos+1 {
+			if atomic.LoadUint64(r.deq) != pos {
+				continue // another poller took it meanwhile
+			}
+			return false
+		}
+		*dst = *(*T)(r.payload(pos))
+		if atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
+			return true
+		}
+	}
+}
+
+// heldReserved lists the slots of a JFC ring that a producer reserved and
+// has not published, oldest first. A consumer cannot get past the first of
+// them.
 func (r *ring) heldReserved() []uint64 {
 	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
 	if enq < deq || enq-deq > r.n {
@@ -132,7 +191,7 @@ func (r *ring) heldReserved() []uint64 {
 	}
 	var held []uint64
 	for p := deq; p < enq; p++ {
-		if atomic.LoadUint64(r.seq(p)) == p {
+		if atomic.LoadUint64(r.seq(p)) != p+1 {
 			held = append(held, p)
 		}
 	}
