@@ -62,15 +62,12 @@ type jfcView struct {
 	// overflow can be reported to its owner.
 	peer *peerConn
 	id   uint32
-	// deqHint is this process's last reading of the ring's deq (see
-	// ring.reserveRecord).
-	deqHint atomic.Uint64
 }
 
 // push adds a record. It is called by whichever goroutine, in whichever
 // process, completed the request.
 func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
-	pos, ok := v.ring.reserveRecord(&v.deqHint)
+	pos, ok := v.ring.reserveRecord()
 	if !ok {
 		v.overflow()
 		return

@@ -17,11 +17,16 @@ import (
 type ring struct {
 	m        *mapping
 	slots    []byte
-	n        uint64 // slots in the mapping: at least 2, as the algorithm needs
-	limit    uint64 // capacity asked for; below n only for a 1-slot ring
+	n        uint64 // slots in the mapping (see physSlots)
+	mask     uint64 // n-1
+	limit    uint64 // capacity asked for, at most n
 	slotSize uint64
 	enq      *uint64
 	deq      *uint64
+	// deqHint is this process's last reading of deq, which producers
+	// check the capacity against; deq itself is written by consumers,
+	// perhaps in another process, and reading it costs a cache line.
+	deqHint atomic.Uint64
 }
 
 // metaLimit is the meta word that records a ring's capacity, so that a peer
@@ -35,8 +40,17 @@ const (
 
 func slotSizeFor(payload uintptr) uint64 { return (uint64(payload) + 8 + 63) &^ 63 }
 
-// physSlots is the number of slots a ring of capacity n maps.
-func physSlots(n int) int { return max(n, 2) }
+// physSlots is the number of slots a ring of capacity n maps: a power of
+// two, so that a position's slot is a mask and not a division (a 64-bit
+// DIV is tens of cycles, and every ring operation needed two), and at
+// least 2, as the algorithm needs.
+func physSlots(n int) int {
+	p := 2
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
 
 func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(physSlots(n))*slotSize }
 
@@ -64,7 +78,8 @@ func attachRing(fd int, n int, slotSize uint64) (*ring, error) {
 }
 
 func wrapRing(m *mapping, n int, slotSize uint64) *ring {
-	return &ring{m: m, slots: m.mem[ringHeader:], n: uint64(physSlots(n)), limit: uint64(n), slotSize: slotSize,
+	p := uint64(physSlots(n))
+	return &ring{m: m, slots: m.mem[ringHeader:], n: p, mask: p - 1, limit: uint64(n), slotSize: slotSize,
 		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
 }
 
@@ -74,12 +89,12 @@ func (r *ring) meta(i int) *atomic.Uint32 {
 }
 
 func (r *ring) seq(pos uint64) *uint64 {
-	return (*uint64)(unsafe.Pointer(&r.slots[(pos%r.n)*r.slotSize]))
+	return (*uint64)(unsafe.Pointer(&r.slots[(pos&r.mask)*r.slotSize]))
 }
 
 // payload returns the address of the slot's payload, past its sequence word.
 func (r *ring) payload(pos uint64) unsafe.Pointer {
-	return unsafe.Pointer(&r.slots[(pos%r.n)*r.slotSize+8])
+	return unsafe.Pointer(&r.slots[(pos&r.mask)*r.slotSize+8])
 }
 
 // reserve claims the next free slot for writing; false when the ring is full.
@@ -89,8 +104,13 @@ func (r *ring) reserve() (uint64, bool) {
 		seq := atomic.LoadUint64(r.seq(pos))
 		switch d := int64(seq - pos); {
 		case d == 0:
-			if r.limit < r.n && pos-atomic.LoadUint64(r.deq) >= r.limit {
-				return 0, false
+			if r.limit < r.n {
+				switch r.room(pos) {
+				case roomNone:
+					return 0, false
+				case roomStale:
+					continue
+				}
 			}
 			if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
 				return pos, true
@@ -137,29 +157,48 @@ func (r *ring) release(pos uint64) { storeRelease(r.seq(pos), pos+r.n) }
 // between cores as the one line of its slot, plus deq now and then.
 
 // reserveRecord claims the next slot of a JFC ring for writing; false when
-// the ring is full. hint is the producer's last reading of deq.
-func (r *ring) reserveRecord(hint *atomic.Uint64) (uint64, bool) {
+// the ring is full.
+func (r *ring) reserveRecord() (uint64, bool) {
 	for {
 		pos := atomic.LoadUint64(r.enq)
-		if pos-hint.Load() >= r.limit {
-			d := atomic.LoadUint64(r.deq)
-			if int64(pos-d) < 0 {
-				// Consumers moved past a stale pos; a ring whose
-				// enq stays behind deq was written by a faulty peer.
-				if atomic.LoadUint64(r.enq) == pos {
-					return 0, false
-				}
-				continue
-			}
-			hint.Store(d)
-			if pos-d >= r.limit {
-				return 0, false
-			}
+		switch r.room(pos) {
+		case roomNone:
+			return 0, false
+		case roomStale:
+			continue
 		}
 		if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
 			return pos, true
 		}
 	}
+}
+
+// What room says of a position.
+const (
+	roomYes   = iota // within the capacity
+	roomNone         // the ring is full (or a faulty peer wrote its header)
+	roomStale        // pos was read before consumers moved past it: read again
+)
+
+// room tells whether the producer position pos is within the ring's
+// capacity, reading deq only when the last reading of it says no.
+func (r *ring) room(pos uint64) int {
+	if pos-r.deqHint.Load() < r.limit {
+		return roomYes
+	}
+	d := atomic.LoadUint64(r.deq)
+	if int64(pos-d) < 0 {
+		// A ring whose enq stays behind deq was written by a faulty peer.
+		if atomic.LoadUint64(r.enq) == pos {
+			return roomNone
+		}
+		return roomStale
+	}
+	r.deqHint.Store(d)
+	if pos-d >= r.limit {
+		return roomNone
+	}
+	return roomYes
 }
 
 // claimRecord copies the oldest published record of a JFC ring into dst

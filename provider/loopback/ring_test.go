@@ -40,20 +40,9 @@ func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 			r.release(pos)
 			return v, true
 		}}
-	// Each ring gets its own hint, as each process's view of a JFC does.
-	hints := map[*ring]*atomic.Uint64{}
-	var mu sync.Mutex
-	hint := func(r *ring) *atomic.Uint64 {
-		mu.Lock()
-		defer mu.Unlock()
-		if hints[r] == nil {
-			hints[r] = new(atomic.Uint64)
-		}
-		return hints[r]
-	}
 	record := ringProto{name: "record",
 		push: func(r *ring, v uint64) bool {
-			pos, ok := r.reserveRecord(hint(r))
+			pos, ok := r.reserveRecord()
 			if !ok {
 				return false
 			}
