@@ -3,67 +3,143 @@ package main
 import (
 	"encoding/binary"
 	"sync"
+	"unsafe"
 )
 
 // table is the store: a hash table of 16-byte keys split into shards, each
-// a map behind its own lock, so that workers serving different keys rarely
-// meet. Values are copied in and out: the table never holds memory the
-// network can write.
+// behind its own lock, so that workers serving different keys rarely
+// meet. A shard is open addressing with linear probing over slots of one
+// cache line, which hold the key and a value of up to inlineValue bytes:
+// a GET of such a value reads one line, where a Go map of slices read
+// three (bucket, key, value), each a cache miss once the table outgrows
+// the caches. Longer values live out of line. Values are copied in and
+// out: the table never holds memory the network can write. There is no
+// delete, so probing needs no tombstones.
 type table struct {
 	shards [tableShards]shard
 }
 
-const tableShards = 64
+const (
+	tableShards = 64
+	// inlineValue is the longest value kept in its slot.
+	inlineValue = 40
+	// firstSlots is a shard's size before its first growth.
+	firstSlots = 64
+)
 
 type shard struct {
-	mu sync.RWMutex
-	m  map[[keySize]byte][]byte
-	_  [32]byte // pads a shard to 64 bytes: neighbouring locks do not share a cache line
+	mu    sync.RWMutex
+	slots []slot
+	// long holds the out-of-line values, by slot index.
+	long [][]byte
+	n    int
+	_    [48]byte // pads a shard to two cache lines: neighbouring shards share none
 }
 
-func newTable() *table {
-	t := &table{}
-	for i := range t.shards {
-		t.shards[i].m = make(map[[keySize]byte][]byte)
-	}
-	return t
+// slot is one cache line: the key, its state and an inline value.
+type slot struct {
+	key  [keySize]byte
+	used bool
+	out  bool  // the value is long[i], not val
+	vlen uint8 // length of an inline value
+	_    [5]byte
+	val  [inlineValue]byte
 }
 
-func (t *table) shard(k *[keySize]byte) *shard {
+func newTable() *table { return &table{} }
+
+// hashKey mixes the key's two halves; its top bits pick the shard and its
+// low bits the first slot.
+func hashKey(k *[keySize]byte) uint64 {
 	h := binary.LittleEndian.Uint64(k[:8]) ^ binary.LittleEndian.Uint64(k[8:])
 	h *= 0x9e3779b97f4a7c15
-	return &t.shards[h>>58]
+	return h ^ h>>29
+}
+
+func (t *table) shard(h uint64) *shard { return &t.shards[h>>58] }
+
+// find returns the index of k's slot, or of the empty slot where it would
+// go, and whether k is there.
+func (s *shard) find(k *[keySize]byte, h uint64) (int, bool) {
+	mask := len(s.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		sl := &s.slots[i]
+		if !sl.used {
+			return i, false
+		}
+		if sl.key == *k {
+			return i, true
+		}
+	}
 }
 
 // get copies the value of k into dst and returns its length and stOK,
 // or stNotFound, or stTooBig if the value does not fit dst.
 func (t *table) get(k *[keySize]byte, dst []byte) (int, byte) {
-	s := t.shard(k)
+	h := hashKey(k)
+	s := t.shard(h)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	v, ok := s.m[*k]
-	switch {
-	case !ok:
+	if s.n == 0 {
 		return 0, stNotFound
-	case len(v) > len(dst):
+	}
+	i, ok := s.find(k, h)
+	if !ok {
+		return 0, stNotFound
+	}
+	sl := &s.slots[i]
+	v := sl.val[:sl.vlen]
+	if sl.out {
+		v = s.long[i]
+	}
+	if len(v) > len(dst) {
 		return 0, stTooBig
 	}
 	return copy(dst, v), stOK
 }
 
-// put stores a copy of v under k, reusing the old value's memory when it
-// is large enough (get copies under the lock, so nobody holds it).
+// put stores a copy of v under k, reusing the old long value's memory when
+// it is large enough (get copies under the lock, so nobody holds it).
 func (t *table) put(k *[keySize]byte, v []byte) {
-	s := t.shard(k)
+	h := hashKey(k)
+	s := t.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.m[*k]
+	if (s.n+1)*8 > len(s.slots)*5 {
+		s.grow()
+	}
+	i, ok := s.find(k, h)
+	sl := &s.slots[i]
+	if !ok {
+		sl.key, sl.used = *k, true
+		s.n++
+	}
+	if len(v) <= inlineValue {
+		sl.out, sl.vlen = false, uint8(copy(sl.val[:], v))
+		s.long[i] = nil
+		return
+	}
+	old := s.long[i]
 	if cap(old) < len(v) {
 		old = make([]byte, len(v))
 	}
-	old = old[:len(v)]
-	copy(old, v)
-	s.m[*k] = old
+	s.long[i] = old[:copy(old[:len(v)], v)]
+	sl.out, sl.vlen = true, 0
+}
+
+// grow doubles the shard (keeping at most 5/8 of the slots used, where
+// linear probing stays short) and places every key again.
+func (s *shard) grow() {
+	old, oldLong := s.slots, s.long
+	n := max(firstSlots, 2*len(old))
+	s.slots, s.long = make([]slot, n), make([][]byte, n)
+	for j := range old {
+		if !old[j].used {
+			continue
+		}
+		i, _ := s.find(&old[j].key, hashKey(&old[j].key))
+		s.slots[i], s.long[i] = old[j], oldLong[j]
+	}
 }
 
 // len counts the keys.
@@ -72,8 +148,16 @@ func (t *table) len() int {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.RLock()
-		n += len(s.m)
+		n += s.n
 		s.mu.RUnlock()
 	}
 	return n
 }
+
+// The layout the comments promise.
+var (
+	_ [64 - unsafe.Sizeof(slot{})]byte
+	_ [unsafe.Sizeof(slot{}) - 64]byte
+	_ [128 - unsafe.Sizeof(shard{})]byte
+	_ [unsafe.Sizeof(shard{}) - 128]byte
+)

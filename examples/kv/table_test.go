@@ -82,3 +82,53 @@ func TestTableConcurrent(t *testing.T) {
 	}
 	assert.Equal(t, keys, tb.len())
 }
+
+// The table against a Go map as the model: enough keys to grow every
+// shard several times, values on both sides of inlineValue, and keys that
+// differ in one byte only (so that they share hash halves and probe
+// chains). Every key must read back its last value after every growth.
+func TestTableMatchesMap(t *testing.T) {
+	tb := newTable()
+	model := map[[keySize]byte][]byte{}
+	buf := make([]byte, 2*inlineValue+8)
+	var k [keySize]byte
+	for i := range 20000 {
+		id := uint64(i % 7000)
+		keyOf(&k, id)
+		if i%5 == 0 {
+			k[15] ^= 0x80 // a near twin of the key
+		}
+		v := bytes.Repeat([]byte{byte(i)}, i%(2*inlineValue+1))
+		tb.put(&k, v)
+		model[k] = v
+	}
+	require.Equal(t, len(model), tb.len())
+	for key, want := range model {
+		n, st := tb.get(&key, buf)
+		require.Equal(t, byte(stOK), st, "key %x", key)
+		require.Equal(t, want, buf[:n], "key %x", key)
+	}
+	keyOf(&k, 1<<40)
+	_, st := tb.get(&k, buf)
+	assert.Equal(t, byte(stNotFound), st, "a key never put")
+}
+
+func BenchmarkTableGet(b *testing.B) {
+	const keys = 100000
+	tb := newTable()
+	var k [keySize]byte
+	v := make([]byte, 32)
+	for id := range uint64(keys) {
+		keyOf(&k, id)
+		tb.put(&k, v)
+	}
+	buf := make([]byte, 64)
+	var x uint64
+	for b.Loop() {
+		x = x*6364136223846793005 + 1442695040888963407
+		keyOf(&k, (x>>33)%keys)
+		if _, st := tb.get(&k, buf); st != stOK {
+			b.Fatal(st)
+		}
+	}
+}
