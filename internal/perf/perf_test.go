@@ -239,3 +239,12 @@ func TestEventMode(t *testing.T) {
 		})
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	b := make([]byte, 0, 128)
+	assert.Equal(t, "write_lat 8 B: 500/1000 iterations, 2500/s\n", string(progressLine(b, "write_lat 8 B", 500, 1000, 2499.6)))
+	assert.Equal(t, "send_bw: 7 iterations, 3/s\n", string(progressLine(b, "send_bw", 7, 0, 3.2)))
+	// A run's allocation count is the whole process's, progress included.
+	allocs := testing.AllocsPerRun(100, func() { b = progressLine(b[:0], "read_bw 65536 B", 123456, 1000000, 98765.4) })
+	assert.Zero(t, allocs)
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -372,6 +373,10 @@ func showProgress(w io.Writer, what string, total int, done *atomic.Int64) func(
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		start := time.Now()
+		// The line is built in one buffer with strconv, not fmt (whose
+		// arguments escape): the allocation count of a run is the whole
+		// process's, and a long run prints many lines.
+		line := make([]byte, 0, 128)
 		for {
 			select {
 			case <-quit:
@@ -379,11 +384,8 @@ func showProgress(w io.Writer, what string, total int, done *atomic.Int64) func(
 			case now := <-t.C:
 				n := done.Load()
 				rate := float64(n) / now.Sub(start).Seconds()
-				if total > 0 {
-					fmt.Fprintf(w, "%s: %d/%d iterations, %.0f/s\n", what, n, total, rate)
-				} else {
-					fmt.Fprintf(w, "%s: %d iterations, %.0f/s\n", what, n, rate)
-				}
+				line = progressLine(line[:0], what, n, total, rate)
+				_, _ = w.Write(line)
 			}
 		}
 	}()
@@ -391,4 +393,15 @@ func showProgress(w io.Writer, what string, total int, done *atomic.Int64) func(
 		close(quit)
 		wg.Wait()
 	}
+}
+
+// progressLine appends "what: n/total iterations, rate/s" and a newline
+// to b (without "/total" when total is 0).
+func progressLine(b []byte, what string, n int64, total int, rate float64) []byte {
+	b = strconv.AppendInt(append(append(b, what...), ": "...), n, 10)
+	if total > 0 {
+		b = strconv.AppendInt(append(b, '/'), int64(total), 10)
+	}
+	b = strconv.AppendFloat(append(b, " iterations, "...), rate, 'f', 0, 64)
+	return append(b, "/s\n"...)
 }
