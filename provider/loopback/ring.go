@@ -104,16 +104,14 @@ func (r *ring) reserve() (uint64, bool) {
 		seq := atomic.LoadUint64(r.seq(pos))
 		switch d := int64(seq - pos); {
 		case d == 0:
-			if r.limit < r.n {
-				switch r.room(pos) {
-				case roomNone:
-					return 0, false
-				case roomStale:
-					continue
-				}
-			}
-			if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
+			// A slot that is free is within the capacity unless the
+			// ring maps more slots than it may hold.
+			took, full := r.claimEnq(pos, r.limit < r.n)
+			if took {
 				return pos, true
+			}
+			if full {
+				return 0, false
 			}
 		case d < 0:
 			return 0, false
@@ -161,16 +159,30 @@ func (r *ring) release(pos uint64) { storeRelease(r.seq(pos), pos+r.n) }
 func (r *ring) reserveRecord() (uint64, bool) {
 	for {
 		pos := atomic.LoadUint64(r.enq)
-		switch r.room(pos) {
-		case roomNone:
-			return 0, false
-		case roomStale:
-			continue
-		}
-		if atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
+		took, full := r.claimEnq(pos, true)
+		if took {
 			return pos, true
 		}
+		if full {
+			return 0, false
+		}
 	}
+}
+
+// claimEnq moves enq past the producer position pos for this producer:
+// took when it did, full when the ring has no room for pos (checked only
+// with checkRoom), neither when another producer got there first or pos
+// was stale.
+func (r *ring) claimEnq(pos uint64, checkRoom bool) (took, full bool) {
+	if checkRoom {
+		switch r.room(pos) {
+		case roomNone:
+			return false, true
+		case roomStale:
+			return false, false
+		}
+	}
+	return atomic.CompareAndSwapUint64(r.enq, pos, pos+1), false
 }
 
 // What room says of a position.
