@@ -26,6 +26,10 @@ type jetty struct {
 	bound *remote
 	cn    *conn
 	peer  provider.JettyID // the jetty at the other end of cn
+	// retired holds connections acceptBind replaced while a post may
+	// have been using them; they are dropped under sq.mu (dropRetired).
+	retired    []*conn
+	hasRetired atomic.Bool
 }
 
 func (c *ibContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
@@ -143,6 +147,7 @@ func (j *jetty) Bind(p provider.Remote) error {
 // connect returns the jetty's live connection to r, adopting one the peer
 // made or making one. The caller holds sq.mu.
 func (j *jetty) connect(r *remote) (*conn, error) {
+	j.dropRetired()
 	j.mu.Lock()
 	if cn := j.cn; cn != nil && !cn.dead.Load() {
 		peer := j.peer
@@ -217,7 +222,49 @@ func (j *jetty) watch(cn *conn) {
 	})
 }
 
+// retireConn takes the Jetty's connection away for acceptBind. That runs
+// on the rdma_cm goroutine without sq.mu, while a post may be using the
+// connection's QP: destroying the QP there crashed in ibv_post_send. So
+// the connection is dropped under sq.mu, at once if it is free, otherwise
+// by its holder (dropRetired runs at the end of every post and in
+// connect). acceptBind cannot wait for sq.mu: a Bind holds it while it
+// dials, and two jetties binding to each other would each wait for the
+// other's rdma_cm goroutine.
+func (j *jetty) retireConn() {
+	j.mu.Lock()
+	if cn := j.cn; cn != nil {
+		j.cn = nil
+		j.retired = append(j.retired, cn)
+		j.hasRetired.Store(true)
+	}
+	j.mu.Unlock()
+	if j.sq.mu.TryLock() {
+		j.dropRetired()
+		j.sq.mu.Unlock()
+	}
+}
+
+// dropRetired drops the connections retireConn took away. The caller
+// holds sq.mu.
+func (j *jetty) dropRetired() {
+	if !j.hasRetired.Load() {
+		return
+	}
+	j.mu.Lock()
+	old := j.retired
+	j.retired = nil
+	j.hasRetired.Store(false)
+	j.mu.Unlock()
+	for _, cn := range old {
+		j.ctx.cm.drop(cn) // before detach: see acceptConn
+		j.rq.detach(cn)
+	}
+}
+
+// dropConn drops the Jetty's connection and any it retired. The caller
+// holds sq.mu, so that no post uses the QPs it destroys.
 func (j *jetty) dropConn() {
+	j.dropRetired()
 	j.mu.Lock()
 	cn := j.cn
 	j.cn = nil
@@ -256,7 +303,7 @@ func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) erro
 		return provider.Errorf(provider.ErrExist, "jetty %d is bound to another jetty", j.id)
 	}
 	if old != nil {
-		j.dropConn()
+		j.retireConn()
 	}
 	qp, err := j.makeQP(id)
 	if err != nil {
@@ -299,7 +346,9 @@ func (j *jetty) forceClose() error {
 	if j.closed.Swap(true) {
 		return nil
 	}
+	j.sq.mu.Lock()
 	j.dropConn()
+	j.sq.mu.Unlock()
 	_ = j.sq.forceClose()
 	if j.sharedRQ {
 		j.rq.users.Add(-1)

@@ -197,6 +197,11 @@ var wrOpcodes = map[provider.Opcode]uint8{
 func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.jetty != nil {
+		// Runs before the unlock: connections the rdma_cm goroutine
+		// replaced during this post go now (see jetty.retireConn).
+		defer q.jetty.dropRetired()
+	}
 	switch {
 	case q.closed.Load() || q.ctx.closed.Load():
 		return 0, errClosed("jfs")
