@@ -128,6 +128,7 @@ func (j *jetty) Bind(p provider.Remote) error {
 	}
 	j.sq.mu.Lock()
 	defer j.sq.mu.Unlock()
+	defer j.dropRetired() // those replaced while this dialed (see retireConn)
 	j.mu.Lock()
 	if j.bound != nil {
 		j.mu.Unlock()
@@ -147,7 +148,6 @@ func (j *jetty) Bind(p provider.Remote) error {
 // connect returns the jetty's live connection to r, adopting one the peer
 // made or making one. The caller holds sq.mu.
 func (j *jetty) connect(r *remote) (*conn, error) {
-	j.dropRetired()
 	j.mu.Lock()
 	if cn := j.cn; cn != nil && !cn.dead.Load() {
 		peer := j.peer
@@ -226,8 +226,8 @@ func (j *jetty) watch(cn *conn) {
 // on the rdma_cm goroutine without sq.mu, while a post may be using the
 // connection's QP: destroying the QP there crashed in ibv_post_send. So
 // the connection is dropped under sq.mu, at once if it is free, otherwise
-// by its holder (dropRetired runs at the end of every post and in
-// connect). acceptBind cannot wait for sq.mu: a Bind holds it while it
+// by its holder: Post and Bind end with dropRetired, and Unbind, Modify
+// and Close drop through dropConn. acceptBind cannot wait for sq.mu: a Bind holds it while it
 // dials, and two jetties binding to each other would each wait for the
 // other's rdma_cm goroutine.
 func (j *jetty) retireConn() {

@@ -174,10 +174,9 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	}
 	r := j.view.ring
 	n := 0
-	var slot crSlot
-	s := &slot
+	var s crSlot
 	for n < len(crs) {
-		if !claimRecord(r, s) {
+		if !claimRecord(r, &s) {
 			break
 		}
 		if s.flags&crHole != 0 {
