@@ -204,8 +204,13 @@ func (q *sendq) grow() {
 		q.free = make([]*pendingWR, 0, q.depth+pendingBlock)
 		q.pending = append(make([]*pendingWR, 0, q.depth), q.pending...)
 	}
+	// Each pendingWR gets its inline buffer from one slab per block, as a
+	// WQE has its inline space: copying an inline request in never
+	// allocates, not even the first time a slot is used.
 	block := make([]pendingWR, pendingBlock)
+	slab := make([]byte, pendingBlock*q.maxInline)
 	for i := range block {
+		block[i].buf = slab[i*q.maxInline : i*q.maxInline : (i+1)*q.maxInline]
 		q.free = append(q.free, &block[i])
 	}
 }
