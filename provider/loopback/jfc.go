@@ -72,6 +72,12 @@ func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
 		v.overflow()
 		return
 	}
+	v.write(pos, cr, sqSeq)
+	v.notify(urgent(cr))
+}
+
+// write fills the reserved slot pos with the record and publishes it.
+func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
 	s := (*crSlot)(v.ring.payload(pos))
 	word := sqSeq
 	if cr.Flags&provider.CRFlagRecv != 0 {
@@ -81,13 +87,24 @@ func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
 		remoteUASID: cr.RemoteID.UASID, remoteID: cr.RemoteID.ID, length: cr.Len, localID: cr.LocalID,
 		status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
 	v.ring.publish(pos)
-	// Rearm stores the arm state and then counts the records reserved;
-	// this reserved with a CAS before it reads the arm state. Both are
-	// sequentially consistent, so either Rearm sees this record and
-	// refuses, or this sees the arm.
+}
+
+// urgent tells whether a record wakes a JFC armed for solicited events only.
+func urgent(cr *provider.CR) bool {
+	return cr.Status != provider.CRSuccess || cr.Flags&provider.CRFlagSolicited != 0
+}
+
+// notify signals the JFC's event once records were published, if it is
+// armed for them (urgent: one of them wakes a solicited-only arm).
+//
+// Rearm stores the arm state and then counts the records reserved; the
+// producer reserved with a CAS before it reads the arm state here. Both are
+// sequentially consistent, so either Rearm sees the records and refuses, or
+// this sees the arm.
+func (v *jfcView) notify(urgent bool) {
 	armed := v.ring.meta(metaArmed)
 	if mode := armed.Load(); mode != disarmed {
-		wanted := mode == armedAll || cr.Status != provider.CRSuccess || cr.Flags&provider.CRFlagSolicited != 0
+		wanted := mode == armedAll || urgent
 		if wanted && armed.CompareAndSwap(mode, disarmed) {
 			v.ring.meta(metaNotified).Store(1)
 			if v.efd >= 0 {
@@ -119,6 +136,8 @@ type jfc struct {
 	view  jfcView
 	jfce  *jfce
 	src   asyncq.Source
+
+	stalled stalledQueues
 
 	events atomic.Int32 // delivered by Wait, not yet acked
 	users  atomic.Int32 // queues completing into this JFC
@@ -193,6 +212,9 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			q.credit(word)
 		}
 		n++
+	}
+	if n == 0 && j.stalled.any.Load() {
+		j.stalled.retry()
 	}
 	return n, nil
 }

@@ -195,7 +195,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 
 // wakeSenders lets senders of this process waiting for a receive retry now
 // rather than at their next RNR timer tick. Senders in other processes
-// retry on their timer.
+// retry on their timer, or when their JFC is polled (stalledQueues).
 func (q *recvq) wakeSenders() {
 	q.mu.Lock()
 	if len(q.waiters) == 0 {

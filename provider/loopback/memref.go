@@ -37,22 +37,38 @@ func (r *memRef) acquire() provider.CRStatus {
 			return st
 		}
 	}
-	if r.counted {
-		r.ent.inflight.Add(1)
-	}
-	if r.ent.state.Load() != segLive || r.ent.gen.Load() != r.gen {
-		r.release()
-		return provider.CRRemAccessAbortErr
+	if st := r.pin(); st != provider.CRSuccess {
+		if r.peer != nil {
+			r.peer.leave()
+		}
+		return st
 	}
 	return provider.CRSuccess
 }
 
 func (r *memRef) release() {
-	if r.counted {
-		r.ent.inflight.Add(-1)
-	}
+	r.unpin()
 	if r.peer != nil {
 		r.peer.leave()
+	}
+}
+
+// pin is acquire for a caller already inside r.peer.enter (or with no
+// peer): the access is counted if it must be, and the segment checked.
+func (r *memRef) pin() provider.CRStatus {
+	if r.counted {
+		r.ent.inflight.Add(1)
+	}
+	if r.ent.state.Load() != segLive || r.ent.gen.Load() != r.gen {
+		r.unpin()
+		return provider.CRRemAccessAbortErr
+	}
+	return provider.CRSuccess
+}
+
+func (r *memRef) unpin() {
+	if r.counted {
+		r.ent.inflight.Add(-1)
 	}
 }
 

@@ -106,7 +106,7 @@ func (r *ring) reserve() (uint64, bool) {
 		case d == 0:
 			// A slot that is free is within the capacity unless the
 			// ring maps more slots than it may hold.
-			took, full := r.claimEnq(pos, r.limit < r.n)
+			took, full := r.claimEnq(pos, 1, r.limit < r.n)
 			if took {
 				return pos, true
 			}
@@ -156,10 +156,14 @@ func (r *ring) release(pos uint64) { storeRelease(r.seq(pos), pos+r.n) }
 
 // reserveRecord claims the next slot of a JFC ring for writing; false when
 // the ring is full.
-func (r *ring) reserveRecord() (uint64, bool) {
+func (r *ring) reserveRecord() (uint64, bool) { return r.reserveRecords(1) }
+
+// reserveRecords claims the next n slots of a JFC ring for writing, all or
+// none, and returns the first; false when the ring has no room for n.
+func (r *ring) reserveRecords(n uint64) (uint64, bool) {
 	for {
 		pos := atomic.LoadUint64(r.enq)
-		took, full := r.claimEnq(pos, true)
+		took, full := r.claimEnq(pos, n, true)
 		if took {
 			return pos, true
 		}
@@ -169,20 +173,20 @@ func (r *ring) reserveRecord() (uint64, bool) {
 	}
 }
 
-// claimEnq moves enq past the producer position pos for this producer:
-// took when it did, full when the ring has no room for pos (checked only
-// with checkRoom), neither when another producer got there first or pos
-// was stale.
-func (r *ring) claimEnq(pos uint64, checkRoom bool) (took, full bool) {
+// claimEnq moves enq from the producer position pos past n slots for this
+// producer: took when it did, full when the ring has no room for them
+// (checked only with checkRoom), neither when another producer got there
+// first or pos was stale.
+func (r *ring) claimEnq(pos, n uint64, checkRoom bool) (took, full bool) {
 	if checkRoom {
-		switch r.room(pos) {
+		switch r.room(pos, n) {
 		case roomNone:
 			return false, true
 		case roomStale:
 			return false, false
 		}
 	}
-	return atomic.CompareAndSwapUint64(r.enq, pos, pos+1), false
+	return atomic.CompareAndSwapUint64(r.enq, pos, pos+n), false
 }
 
 // What room says of a position.
@@ -192,10 +196,10 @@ const (
 	roomStale        // pos was read before consumers moved past it: read again
 )
 
-// room tells whether the producer position pos is within the ring's
-// capacity, reading deq only when the last reading of it says no.
-func (r *ring) room(pos uint64) int {
-	if pos-r.deqHint.Load() < r.limit {
+// room tells whether the n slots from the producer position pos are within
+// the ring's capacity, reading deq only when the last reading of it says no.
+func (r *ring) room(pos, n uint64) int {
+	if used := pos - r.deqHint.Load(); used < r.limit && used+n <= r.limit {
 		return roomYes
 	}
 	d := atomic.LoadUint64(r.deq)
@@ -207,7 +211,7 @@ func (r *ring) room(pos uint64) int {
 		return roomStale
 	}
 	r.deqHint.Store(d)
-	if pos-d >= r.limit {
+	if used := pos - d; used >= r.limit || used+n > r.limit {
 		return roomNone
 	}
 	return roomYes

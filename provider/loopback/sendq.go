@@ -52,6 +52,9 @@ type sendq struct {
 	// sg holds the resolved local and remote lists of the request that
 	// exec runs.
 	sg [2]sgList
+	// run holds the messages of a run of SENDs (see postRun), made on the
+	// first one.
+	run *[maxRun]runMsg
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -121,7 +124,11 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	if q.state != provider.StateReady {
 		return 0, provider.Errorf(provider.ErrBadState, "%s is %v", q.name(), q.state)
 	}
-	for i := range wrs {
+	for i := 0; i < len(wrs); i++ {
+		if n := q.postRun(wrs[i:]); n > 0 {
+			i += n - 1
+			continue
+		}
 		w := &wrs[i]
 		rem, err := q.validate(w)
 		if err != nil {
@@ -179,6 +186,7 @@ func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) bool {
 	if len(q.pending) == 1 && q.state == provider.StateReady {
 		q.retries = 0
 		q.arm()
+		q.jfc.stalled.add(q)
 	}
 	return true
 }
@@ -238,7 +246,7 @@ func (q *sendq) tick() {
 		return
 	}
 	q.retries++
-	q.progress(true)
+	q.progress(retryTimer)
 }
 
 // kick retries at once, because the awaited receive was posted.
@@ -248,21 +256,30 @@ func (q *sendq) kick() {
 	if q.closed.Load() || q.state != provider.StateReady || len(q.pending) == 0 {
 		return
 	}
-	q.progress(false)
+	q.progress(retryKick)
 }
 
+// What made progress retry the waiting requests.
+const (
+	retryTimer = iota // the RNR timer: the retry counts
+	retryKick         // a receive was posted in this process
+	retryPoll         // the JFC's owner polled it empty (see stalledQueues)
+)
+
 // progress runs pending requests in order until one must wait again.
-func (q *sendq) progress(fromTimer bool) {
+func (q *sendq) progress(cause int) {
 	for len(q.pending) > 0 && q.state == provider.StateReady {
 		p := q.pending[0]
 		if q.exec(&p.wr, p.seq, p.rem) {
-			if fromTimer && q.rnrRetry != 7 && q.retries >= q.rnrRetry {
+			if cause == retryTimer && q.rnrRetry != 7 && q.retries >= q.rnrRetry {
 				q.popPending()
 				q.fail(&p.wr, p.seq, p.rem, provider.CRRNRRetryCntExcErr)
 				q.recycle(p)
 				return
 			}
-			q.arm()
+			if cause != retryPoll {
+				q.arm()
+			}
 			return
 		}
 		q.recycle(q.popPending())
@@ -416,6 +433,7 @@ func (q *sendq) destroy() {
 	}
 	q.pending = nil
 	q.mu.Unlock()
+	q.jfc.stalled.remove(q)
 	q.ctx.unregisterSendq(q)
 	q.ctx.events.Forget(&q.src)
 	q.jfc.users.Add(-1)

@@ -1,0 +1,223 @@
+package loopback
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// A run is a stretch of a post list made of SENDs to one receive queue,
+// which Post delivers together: one claim of as many receives, one
+// reservation of as many completion records at the target, one entry into
+// the peer. Between its messages there is then no locked instruction, and
+// that is the point. A locked instruction waits until every store before it
+// is done, and a store to a line that the receiver's core holds is a
+// cross-core round trip; one message at a time, the sender pays two such
+// waits per message (the receive it releases and the record it writes),
+// where a run lets the stores of all its messages travel together.
+//
+// A run takes only what cannot fail once its receives are claimed, because
+// a claimed receive cannot be given back: single-buffer messages (inline or
+// one SGE) into receives of at most one mapped buffer that is large enough.
+// The first request that does not qualify ends the run, and Post runs it
+// (and whatever error or RNR wait it meets) the usual way.
+
+// maxRun is the most messages one run delivers.
+const maxRun = 16
+
+// runsOff turns runs off, for tests that compare with and without them.
+var runsOff bool
+
+// runMsg is one message of a run, resolved before its receive is claimed.
+type runMsg struct {
+	src, dst span
+	userCtx  uint64 // of the receive
+}
+
+// runnable tells whether w may be part of a run.
+func runnable(w *provider.WR) bool {
+	return (w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm) &&
+		(w.InlineBytes() || len(w.Local) <= 1)
+}
+
+// postRun delivers a run from the head of wrs if it can, and returns how
+// many requests it took (0: none, Post goes on with the first one as
+// usual). Its requests are accepted, executed and completed, in order.
+func (q *sendq) postRun(wrs []provider.WR) int {
+	if len(wrs) < 2 || len(q.pending) != 0 || q.state != provider.StateReady || runsOff {
+		return 0
+	}
+	free := uint64(q.depth) - (q.head - q.credited.Load())
+	limit := min(len(wrs), maxRun, int(min(free, maxRun)))
+	var rem *remote
+	n := 0
+	for ; n < limit; n++ {
+		w := &wrs[n]
+		if !runnable(w) {
+			break
+		}
+		r, err := q.validate(w)
+		if err != nil || (rem != nil && r != rem) {
+			break
+		}
+		rem = r
+	}
+	if n < 2 {
+		return 0
+	}
+	return q.deliverRun(wrs[:n], rem)
+}
+
+// deliverRun delivers the longest prefix of ws that has receives waiting
+// and qualifies (see above), accepts and completes it, and returns its
+// length.
+func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
+	v := rem.rq
+	if enterRQ(v) != provider.CRSuccess {
+		return 0
+	}
+	defer leaveRQ(v)
+	if provider.State(v.ring.meta(metaState).Load()) != provider.StateReady {
+		return 0
+	}
+	if q.run == nil {
+		q.run = new([maxRun]runMsg)
+	}
+	r := v.ring
+	pos := atomic.LoadUint64(r.deq)
+	for i := range ws {
+		prefetchw(unsafe.Pointer(r.seq(pos + uint64(i))))
+	}
+	n := 0
+	for n < len(ws) {
+		p := pos + uint64(n)
+		// A receive is read before it is claimed: if another sender
+		// claims it meanwhile, the claim below fails and what was read
+		// is dropped.
+		if atomic.LoadUint64(r.seq(p)) != p+1 || !q.resolveRun(&q.run[n], &ws[n], v, p) {
+			break
+		}
+		n++
+	}
+	if n == 0 || !atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(n)) {
+		q.unpinRun(n, v)
+		return 0
+	}
+	cr := provider.CR{Status: provider.CRSuccess, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
+	first, reserved := v.jfc.ring.reserveRecords(uint64(n))
+	wake := false
+	for i := 0; i < n; i++ {
+		m, w := &q.run[i], &ws[i]
+		copy(m.dst.b, m.src.b)
+		r.release(pos + uint64(i))
+		cr.Opcode, cr.Flags, cr.UserCtx, cr.Len, cr.Imm = w.Opcode, provider.CRFlagRecv|v.crFlags, m.userCtx, uint32(m.src.n), 0
+		if w.Flags&provider.FlagSolicited != 0 {
+			cr.Flags |= provider.CRFlagSolicited
+			wake = true
+		}
+		if w.Opcode != provider.OpSend {
+			cr.Flags |= provider.CRFlagImm
+			cr.Imm = w.Imm
+		}
+		if reserved {
+			v.jfc.write(first+uint64(i), &cr, 0)
+		} else {
+			// Too little room for the run's records at once: each takes
+			// its chance alone, and those that find none overflow the
+			// JFC, as a single delivery's would.
+			v.jfc.push(&cr, 0)
+		}
+	}
+	if reserved {
+		v.jfc.notify(wake)
+	}
+	for i := 0; i < n; i++ {
+		q.head++
+		q.complete(&ws[i], q.head, rem, provider.CRSuccess, uint32(q.run[i].src.n))
+	}
+	q.unpinRun(n, v)
+	return n
+}
+
+// resolveRun fills m with the source of w and the buffer of the receive at
+// p, pinned, if the message qualifies for a run and will fit.
+func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool {
+	sges := v.sges(p)
+	if len(sges) > 1 {
+		return false
+	}
+	m.src, m.dst = span{}, span{}
+	switch {
+	case w.InlineBytes():
+		m.src = span{b: w.Inline, n: uint64(len(w.Inline))}
+	case len(w.Local) == 1:
+		sg := &w.Local[0]
+		seg, _ := provider.RawMem(sg.Seg).(*segment)
+		if seg == nil || seg.ref.acquire() != provider.CRSuccess {
+			return false
+		}
+		s, ok := seg.ref.span(sg.Addr, sg.Len)
+		if !ok || s.remote() {
+			seg.ref.release()
+			return false
+		}
+		m.src = s
+	}
+	if len(sges) == 1 {
+		sg := &sges[0]
+		ref := v.bufRef(sg.handle, sg.gen)
+		if ref == nil || pinWithin(ref, v) != provider.CRSuccess {
+			releaseSpan(&m.src, nil)
+			return false
+		}
+		b, in := ref.span(sg.addr, sg.length)
+		m.dst = b
+		if !in || b.remote() {
+			releaseSpan(&m.dst, v)
+			m.dst = span{}
+			releaseSpan(&m.src, nil)
+			return false
+		}
+	}
+	if m.src.n > m.dst.n {
+		releaseSpan(&m.dst, v)
+		releaseSpan(&m.src, nil)
+		return false
+	}
+	m.userCtx = (*recvSlot)(v.ring.payload(p)).userCtx
+	return true
+}
+
+// pinWithin acquires a receive buffer's segment for a delivery that is
+// already inside the entry of v: a buffer in v's peer needs no second
+// entry into it.
+func pinWithin(ref *memRef, v *rqView) provider.CRStatus {
+	if ref.peer != nil && ref.peer == v.peer {
+		return ref.pin()
+	}
+	return ref.acquire()
+}
+
+// releaseSpan lets go of what a span of a run holds: its source segment,
+// or (with v) its receive buffer as pinWithin took it.
+func releaseSpan(s *span, v *rqView) {
+	switch {
+	case s.ref == nil:
+	case v != nil && s.ref.peer != nil && s.ref.peer == v.peer:
+		s.ref.unpin()
+	default:
+		s.ref.release()
+	}
+}
+
+// unpinRun lets go of the first n messages' spans and forgets them, so that
+// the sendq holds no caller memory alive.
+func (q *sendq) unpinRun(n int, v *rqView) {
+	for i := 0; i < n; i++ {
+		m := &q.run[i]
+		releaseSpan(&m.dst, v)
+		releaseSpan(&m.src, nil)
+		*m = runMsg{}
+	}
+}

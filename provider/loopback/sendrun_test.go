@@ -1,0 +1,236 @@
+package loopback_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+// A post list of SENDs is delivered in runs (several messages per claim of
+// receives and per reservation of records). Whatever the list holds, a
+// run must leave exactly what one request at a time leaves: the same
+// records on both sides, in the same order, the same bytes in the
+// receive buffers and the same post error. Random lists mix inline and
+// SGE data, SEND_IMM, solicited and unsignaled requests; messy ones add
+// WRITEs, two-SGE and invalid requests that end runs, and receives that are
+// too small or split in two. Receives may be missing (RNR), and the
+// receive JFC may be too small for a run's records.
+func TestRunsMatchOneAtATime(t *testing.T) {
+	t.Cleanup(func() { loopback.SetRuns(true) })
+	for _, where := range []string{"same process", "other process"} {
+		t.Run(where, func(t *testing.T) {
+			var recvCtx func() *urma.Context
+			var a *urma.Context
+			if where == "other process" {
+				x := newXProc(t)
+				a, recvCtx = x.a, func() *urma.Context { return x.b }
+			} else {
+				dev, err := urma.DeviceByName(loopback.DeviceName)
+				require.NoError(t, err)
+				a, err = urma.Open(dev, 0, nil)
+				require.NoError(t, err)
+				b, err := urma.Open(dev, 1, nil)
+				require.NoError(t, err)
+				t.Cleanup(func() { a.Close(); b.Close() })
+				recvCtx = func() *urma.Context { return b }
+			}
+			seeds := 60
+			if testing.Short() {
+				seeds = 15
+			}
+			for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				loopback.SetRuns(false)
+				want := runScenario(t, a, recvCtx(), seed)
+				loopback.SetRuns(true)
+				got := runScenario(t, a, recvCtx(), seed)
+				require.Equal(t, want, got, "seed %d: runs on (got) against off (want)", seed)
+			}
+		})
+	}
+}
+
+// scenarioCR is what a scenario compares of a completion record.
+type scenarioCR struct {
+	Status  urma.CRStatus
+	Opcode  jetty.Opcode
+	Flags   jetty.CRFlags
+	UserCtx uint64
+	Len     uint32
+	Imm     uint64
+}
+
+type scenarioOutcome struct {
+	PostErr     string
+	Sent, Recvd []scenarioCR
+	Mem         []byte
+}
+
+const (
+	recvArea  = 8192 // receive buffers live below, WRITE targets above
+	scenarioN = 40   // most requests in a list
+)
+
+// runScenario posts the random list of seed and returns what came of it.
+func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0x5e7d))
+	smallJFC := seed%5 == 0
+	// odd(p) is true with probability p/40 in messy scenarios (one in
+	// three) and p/400 in the others, whose lists then make long runs.
+	odd := func(p int) bool {
+		if seed%3 == 0 {
+			return rng.IntN(40) < p
+		}
+		return rng.IntN(400) < p
+	}
+	jfc, err := jetty.NewJFC(a, jetty.JFCConfig{Depth: 1024})
+	require.NoError(t, err)
+	jfs, err := jetty.NewJFS(a, jetty.JFSConfig{JFC: jfc, Depth: 256, MaxInline: 64, MaxSGE: 2,
+		RNRRetry: 7, RNRTimeout: time.Millisecond})
+	require.NoError(t, err)
+	rdepth := 1024
+	if smallJFC {
+		rdepth = 4
+	}
+	rjfc, err := jetty.NewJFC(b, jetty.JFCConfig{Depth: rdepth})
+	require.NoError(t, err)
+	jfr, err := jetty.NewJFR(b, jetty.JFRConfig{JFC: rjfc, Depth: 16, MaxSGE: 2})
+	require.NoError(t, err)
+	rem, err := jetty.ImportJFR(a, jfr.Descriptor(), 0)
+	require.NoError(t, err)
+	src, err := segment.Alloc(a, 4096, segment.Config{Access: segment.LocalOnly})
+	require.NoError(t, err)
+	for i := range src.Bytes() {
+		src.Bytes()[i] = byte(rng.Uint32())
+	}
+	dst, err := segment.Alloc(b, 2*recvArea, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	tgt, err := segment.Import(a, dst.Descriptor(), 0)
+	require.NoError(t, err)
+	defer func() {
+		for _, c := range []interface{ Close() error }{rem, jfs, jfr, tgt, dst, src, jfc, rjfc} {
+			require.NoError(t, c.Close())
+		}
+	}()
+
+	n := 1 + rng.IntN(scenarioN)
+	recvs := make([]jetty.RecvWR, 2*n+3)
+	for i := range recvs {
+		off := uint64(i) * 64
+		size := uint32(64)
+		if odd(10) {
+			size = []uint32{0, 4, 8, 16}[rng.IntN(4)]
+		}
+		recvs[i] = jetty.RecvWR{UserCtx: 1000 + uint64(i), Local: []jetty.SGE{dst.SGE(off, size)}}
+		switch {
+		case odd(4):
+			recvs[i].Local = []jetty.SGE{dst.SGE(off, 8), dst.SGE(off+32, 8)}
+		case odd(4):
+			recvs[i].Local = nil
+		}
+	}
+	// postRecvs posts the next receives, up to k of them or until the JFR
+	// is full, and returns how many it posted.
+	nextRecv := 0
+	postRecvs := func(k int) int {
+		done := 0
+		for ; done < k && nextRecv < len(recvs); done++ {
+			err := jfr.PostRecv(recvs[nextRecv : nextRecv+1])
+			if errors.Is(err, urma.ErrAgain) {
+				break
+			}
+			require.NoError(t, err)
+			nextRecv++
+		}
+		return done
+	}
+	postRecvs(rng.IntN(n + 3))
+
+	sizes := []uint32{0, 1, 7, 8, 16, 40}
+	wrs := make([]jetty.WR, n)
+	for j := range wrs {
+		w := &wrs[j]
+		w.Target, w.UserCtx, w.Imm = rem, uint64(j+1), seed<<8|uint64(j)
+		w.Opcode = jetty.Opcode(urma.OpSend)
+		switch {
+		case rng.IntN(5) == 0:
+			w.Opcode = urma.OpSendImm
+		case odd(4):
+			w.Opcode = urma.OpWrite
+			w.Remote = tgt.SGE(recvArea+uint64(j)*64, 0)
+		}
+		size := sizes[rng.IntN(len(sizes))]
+		off := uint64(rng.IntN(64)) * 64
+		switch {
+		case odd(4):
+			w.Local = []jetty.SGE{src.SGE(off, size), src.SGE(off+128, 3)}
+		case rng.IntN(2) == 0:
+			w.Flags |= jetty.Inline
+			w.Inline = src.Bytes()[off : off+uint64(size)]
+		default:
+			w.Local = []jetty.SGE{src.SGE(off, size)}
+		}
+		if w.Opcode == urma.OpWrite {
+			w.Remote.Len = uint32(w.DataLen())
+		}
+		if rng.IntN(2) == 0 {
+			w.Flags |= jetty.Signaled
+		}
+		if rng.IntN(5) == 0 {
+			w.Flags |= jetty.Solicited
+		}
+		if odd(1) {
+			w.Flags |= jetty.Inline // too much to inline: the post fails here
+			w.Inline, w.Local = src.Bytes()[:100], nil
+		}
+	}
+	var out scenarioOutcome
+	if err := jfs.Post(wrs); err != nil {
+		out.PostErr = err.Error()
+	}
+	// Receives for everything still waiting, as the JFR takes them (it
+	// holds 16, so its ring wraps): in this process the post of a
+	// receive runs the waiting requests, from another one the RNR retry
+	// does.
+	more := 0
+	if !smallJFC {
+		more = n
+	}
+	crs := make([]jetty.CR, 64)
+	keep := func(dst *[]scenarioCR, got []jetty.CR) {
+		for _, c := range got {
+			*dst = append(*dst, scenarioCR{c.Status, c.Opcode, c.Flags, c.UserCtx, c.Len, c.Imm})
+		}
+	}
+	for idle := 0; idle < 30; {
+		posted := postRecvs(more)
+		more -= posted
+		k1, err := jfc.Poll(crs)
+		require.NoError(t, err)
+		keep(&out.Sent, crs[:k1])
+		k2, err := rjfc.Poll(crs)
+		require.NoError(t, err)
+		keep(&out.Recvd, crs[:k2])
+		if k1+k2+posted > 0 {
+			idle = 0
+			continue
+		}
+		idle++
+		time.Sleep(time.Millisecond)
+	}
+	if a, err := jfs.Query(); err == nil && a.State == jetty.StateError {
+		k, err := jfs.Flush(crs)
+		require.NoError(t, err)
+		keep(&out.Sent, crs[:k])
+	}
+	out.Mem = append([]byte(nil), dst.Bytes()...)
+	return out
+}
