@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -9,9 +10,12 @@ import (
 	"github.com/urma-go/sdk/provider/internal/asyncq"
 )
 
-// crSlot is a completion record as it lies in a JFC ring: plain integers
-// only, 56 bytes, so that with the ring's sequence word a record is one
-// cache line to move between cores.
+// crSlot is a completion record as it lies in a JFC ring: 7 words, so
+// that with the ring's sequence word a record is one cache line to move
+// between cores, and a producer writes it with 7 stores straight into the
+// slot. A record is written while the line is still on its way from the
+// core that read it last, and every store waits in the store buffer
+// until it arrives: the fewer, the more records a run keeps in flight.
 type crSlot struct {
 	userCtx uint64
 	// word is the immediate data of a receive-side record (CRFlagRecv),
@@ -19,16 +23,15 @@ type crSlot struct {
 	// poller which slots of the send queue localID names to free. A
 	// send-side record carries no immediate data and a receive-side one
 	// frees no slot, so they share the word.
-	word        uint64
-	remoteEID   [16]byte
-	remoteUASID uint32
-	remoteID    uint32
-	length      uint32
-	localID     uint32
-	status      uint8
-	opcode      uint8
-	flags       uint8
+	word uint64
+	// remoteEID holds the EID's 16 bytes in native byte order.
+	remoteEID [2]uint64
+	ids       uint64 // remote UASID | remote jetty ID << 32
+	lenLocal  uint64 // length | local queue ID << 32
+	kind      uint64 // status | opcode << 8 | flags << 16
 }
+
+func (s *crSlot) flags() uint8 { return uint8(s.kind >> 16) }
 
 var crSlotSize = unsafe.Sizeof(crSlot{})
 
@@ -83,9 +86,14 @@ func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
 	if cr.Flags&provider.CRFlagRecv != 0 {
 		word = cr.Imm
 	}
-	*s = crSlot{userCtx: cr.UserCtx, word: word, remoteEID: cr.RemoteID.EID,
-		remoteUASID: cr.RemoteID.UASID, remoteID: cr.RemoteID.ID, length: cr.Len, localID: cr.LocalID,
-		status: uint8(cr.Status), opcode: uint8(cr.Opcode), flags: uint8(cr.Flags)}
+	eid := &cr.RemoteID.EID
+	s.userCtx = cr.UserCtx
+	s.word = word
+	s.remoteEID[0] = binary.NativeEndian.Uint64(eid[:8])
+	s.remoteEID[1] = binary.NativeEndian.Uint64(eid[8:])
+	s.ids = uint64(cr.RemoteID.UASID) | uint64(cr.RemoteID.ID)<<32
+	s.lenLocal = uint64(cr.Len) | uint64(cr.LocalID)<<32
+	s.kind = uint64(cr.Status) | uint64(cr.Opcode)<<8 | uint64(cr.Flags)<<16
 	v.ring.publish(pos)
 }
 
@@ -198,15 +206,18 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 		if !claimRecord(r, &s) {
 			break
 		}
-		if s.flags&crHole != 0 {
+		flags := s.flags()
+		if flags&crHole != 0 {
 			continue
 		}
-		flags := provider.CRFlags(s.flags)
-		crs[n] = provider.CR{Status: provider.CRStatus(s.status), Opcode: provider.Opcode(s.opcode),
-			Flags: flags, Len: s.length, UserCtx: s.userCtx, LocalID: s.localID,
-			RemoteID: provider.JettyID{EID: s.remoteEID, UASID: s.remoteUASID, ID: s.remoteID}}
+		c := &crs[n]
+		*c = provider.CR{Status: provider.CRStatus(uint8(s.kind)), Opcode: provider.Opcode(uint8(s.kind >> 8)),
+			Flags: provider.CRFlags(flags), Len: uint32(s.lenLocal), UserCtx: s.userCtx, LocalID: uint32(s.lenLocal >> 32),
+			RemoteID: provider.JettyID{UASID: uint32(s.ids), ID: uint32(s.ids >> 32)}}
+		binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], s.remoteEID[0])
+		binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], s.remoteEID[1])
 		word := s.word
-		if flags&provider.CRFlagRecv != 0 {
+		if c.Flags&provider.CRFlagRecv != 0 {
 			crs[n].Imm = word
 		} else if q := j.ctx.sendqByID(crs[n].LocalID); q != nil {
 			q.credit(word)

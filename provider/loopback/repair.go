@@ -100,7 +100,7 @@ func (c *lbContext) repair(held []heldSlot) {
 		}
 		if h.jfc != nil {
 			r := h.jfc.view.ring
-			*(*crSlot)(r.payload(h.pos)) = crSlot{flags: crHole}
+			*(*crSlot)(r.payload(h.pos)) = crSlot{kind: crHole << 16}
 			r.publish(h.pos)
 			continue
 		}
