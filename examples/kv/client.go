@@ -177,18 +177,27 @@ func (c *client) run(ctx context.Context, p phase) error {
 		if len(c.free) == len(c.win) && c.b.n == 0 {
 			return nil
 		}
-		cr, err := c.cq.Next(ctx, waitLimit)
-		if err != nil {
-			if !cr.OK() {
-				err = fmt.Errorf("%w: %v", err, cr)
+		// Every record already polled is taken before requests are
+		// issued again, so that the window entries they free go out
+		// in one post.
+		for {
+			cr, err := c.cq.Next(ctx, waitLimit)
+			if err != nil {
+				if !cr.OK() {
+					err = fmt.Errorf("%w: %v", err, cr)
+				}
+				return fmt.Errorf("client %d: %w", c.id, err)
 			}
-			return fmt.Errorf("client %d: %w", c.id, err)
-		}
-		if cr.Flags&jetty.CRRecv == 0 {
-			continue // a signaled WRITE: its slots are free again
-		}
-		if err := c.receive(cr, !p.preload); err != nil {
-			return fmt.Errorf("client %d: %w", c.id, err)
+			// A send-side record is a signaled WRITE: its slots are
+			// free again.
+			if cr.Flags&jetty.CRRecv != 0 {
+				if err := c.receive(cr, !p.preload); err != nil {
+					return fmt.Errorf("client %d: %w", c.id, err)
+				}
+			}
+			if c.cq.Queued() == 0 {
+				break
+			}
 		}
 	}
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"unsafe"
+
+	"github.com/urma-go/sdk/internal/prefetch"
 )
 
 // table is the store: a hash table of 16-byte keys split into shards, each
@@ -33,7 +36,10 @@ type shard struct {
 	// long holds the out-of-line values, by slot index.
 	long [][]byte
 	n    int
-	_    [48]byte // pads a shard to two cache lines: neighbouring shards share none
+	// view is slots as of the last growth, for prefetch, which reads it
+	// without the lock.
+	view atomic.Pointer[[]slot]
+	_    [40]byte // pads a shard to two cache lines: neighbouring shards share none
 }
 
 // slot is one cache line: the key, its state and an inline value.
@@ -98,6 +104,17 @@ func (t *table) get(k *[keySize]byte, dst []byte) (int, byte) {
 	return copy(dst, v), stOK
 }
 
+// prefetch asks for the line of k's first slot, so that a worker can ask
+// for those of all the requests it is about to serve before it serves the
+// first: each is likely a cache miss, and asked for together they overlap.
+// A growth meanwhile only makes the hint useless.
+func (t *table) prefetch(k *[keySize]byte) {
+	h := hashKey(k)
+	if v := t.shard(h).view.Load(); v != nil {
+		prefetch.Read(unsafe.Pointer(&(*v)[int(h)&(len(*v)-1)]))
+	}
+}
+
 // put stores a copy of v under k, reusing the old long value's memory when
 // it is large enough (get copies under the lock, so nobody holds it).
 func (t *table) put(k *[keySize]byte, v []byte) {
@@ -133,6 +150,8 @@ func (s *shard) grow() {
 	old, oldLong := s.slots, s.long
 	n := max(firstSlots, 2*len(old))
 	s.slots, s.long = make([]slot, n), make([][]byte, n)
+	view := s.slots
+	s.view.Store(&view)
 	for j := range old {
 		if !old[j].used {
 			continue

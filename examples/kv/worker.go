@@ -31,6 +31,7 @@ type worker struct {
 	counts workerCounts
 	key    [keySize]byte
 	pace   spin.Pacer
+	ready  []int // requests found by a scan, by index in the worker's part
 }
 
 // responder is a worker's send queue to one client.
@@ -111,7 +112,11 @@ func (w *worker) run(ctx context.Context) error {
 	idle := 0
 	var idleSince time.Time
 	for {
-		found := false
+		// Two passes, as HERD does: find the waiting requests and ask
+		// for the table line of each one's key, then serve them. The
+		// lines are likely cache misses, and asked for together they
+		// arrive together.
+		ready := w.ready[:0]
 		for i := range per {
 			idx := first + i
 			// The opcode is the last byte of the slot and of this
@@ -122,7 +127,15 @@ func (w *worker) run(ctx context.Context) error {
 			if (*[4]byte)(unsafe.Pointer(&v))[3] == 0 {
 				continue
 			}
-			found = true
+			ready = append(ready, i)
+			end := (idx+1)*ss.slot - 1
+			ss.srv.table.prefetch((*[keySize]byte)(mem[end-keySize : end]))
+		}
+		w.ready = ready
+		found := len(ready) > 0
+		for _, i := range ready {
+			idx := first + i
+			word := (*uint32)(unsafe.Pointer(&mem[(idx+1)*ss.slot-4]))
 			resp := w.execute(mem[idx*ss.slot:(idx+1)*ss.slot], idx, i%ss.window)
 			// Consumed: cleared before the response goes out, since
 			// the response lets the client write the slot again.

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
 )
 
@@ -87,7 +88,7 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 	r := v.ring
 	pos := atomic.LoadUint64(r.deq)
 	for i := range ws {
-		prefetchw(unsafe.Pointer(r.seq(pos + uint64(i))))
+		prefetch.Write(unsafe.Pointer(r.seq(pos + uint64(i))))
 	}
 	n := 0
 	for n < len(ws) {

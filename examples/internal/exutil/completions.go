@@ -54,6 +54,10 @@ func (c *Completions) Close() error {
 // noticed.
 const eventSlice = 100 * time.Millisecond
 
+// Queued is the number of records already polled that Next returns
+// without polling again.
+func (c *Completions) Queued() int { return len(c.queued) }
+
 // Next returns the next record. It gives up when ctx is done or after
 // limit without a record. A record with an error status is returned with
 // its error.
@@ -63,7 +67,9 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 		c.queued = c.queued[1:]
 		return cr, cr.Err()
 	}
-	deadline := time.Now().Add(limit)
+	// The clock is read once the pacer says a while has passed, not on
+	// every call: a busy caller takes a record almost every time.
+	var deadline time.Time
 	for {
 		n, err := c.JFC.Poll(c.crs)
 		if err != nil {
@@ -77,7 +83,10 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 			if err := ctx.Err(); err != nil {
 				return jetty.CR{}, err
 			}
-			if time.Now().After(deadline) {
+			switch now := time.Now(); {
+			case deadline.IsZero():
+				deadline = now.Add(limit)
+			case now.After(deadline):
 				return jetty.CR{}, fmt.Errorf("no completion in %v", limit)
 			}
 		}

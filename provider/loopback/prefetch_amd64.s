@@ -1,8 +1,0 @@
-#include "textflag.h"
-
-// func prefetchw(p unsafe.Pointer)
-TEXT ·prefetchw(SB), NOSPLIT, $0-8
-	MOVQ p+0(FP), AX
-	// PREFETCHW (AX), which the Go assembler does not know by name.
-	BYTE $0x0f; BYTE $0x0d; BYTE $0x08
-	RET
