@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -14,14 +13,15 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// client is one load-generating client: a goroutine with its own JFC, JFS
-// and JFR on the load generator's shared context (contexts are safe for
-// concurrent use, and the queues are what must not be shared on the data
-// path). Its staging segment holds one request slot per window entry, laid
+// client is one load-generating client: its own JFS and JFR on the load
+// generator's shared context (contexts are safe for concurrent use, and
+// the queues are what must not be shared on the data path), completing
+// into the JFC of the group that drives it. Its staging segment holds one request slot per window entry, laid
 // out like the server's slots, so a request is WRITTEN from the same
 // offsets it lands at.
 type client struct {
 	id      int
+	gi      int // index in its group, carried by its receives' UserCtx
 	cfg     *config
 	cq      *exutil.Completions
 	jfs     *jetty.JFS
@@ -65,21 +65,27 @@ type inflight struct {
 // recvBatch is how many receive buffers a client reposts at once.
 func recvBatch(window int) int { return min(window, 16) }
 
-func newClient(ctx *urma.Context, cfg *config, id int, jfrToken uint32) (*client, error) {
-	c := &client{id: id, cfg: cfg, resp: respSize(cfg.value), m: newModel(id, cfg.clients, cfg.keys, cfg.value),
+// clientDepths are the depths of a client's JFS and JFR, and the records
+// it needs room for in its group's JFC.
+func clientDepths(ctx *urma.Context, cfg *config) (jfs, jfr, jfc int) {
+	nrecv := cfg.window + recvBatch(cfg.window)
+	jfs = queueDepth(ctx, cfg.window, cfg.signal)
+	jfr = nrecv + recvBatch(cfg.window)
+	return jfs, jfr, jfs + jfr
+}
+
+func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completions, jfrToken uint32) (*client, error) {
+	c := &client{id: id, gi: gi, cfg: cfg, cq: cq, resp: respSize(cfg.value), m: newModel(id, cfg.clients, cfg.keys, cfg.value),
 		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
 	c.nrecv = cfg.window + recvBatch(cfg.window)
-	depth := queueDepth(ctx, cfg.window, cfg.signal)
+	depth, rdepth, _ := clientDepths(ctx, cfg)
 	c.signal = max(1, min(cfg.signal, depth/2))
 	c.b = newBatch(cfg.window)
 	var err error
-	if c.cq, err = exutil.NewCompletions(ctx, depth+c.nrecv+recvBatch(cfg.window), cfg.Event()); err != nil {
-		return c, err
-	}
 	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: c.cq.JFC}); err != nil {
 		return c, err
 	}
-	if c.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: c.nrecv + recvBatch(cfg.window), Mode: jetty.RM, JFC: c.cq.JFC,
+	if c.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: rdepth, Mode: jetty.RM, JFC: c.cq.JFC,
 		TokenPolicy: segment.TokenPlainText, Token: jfrToken}); err != nil {
 		return c, err
 	}
@@ -119,7 +125,7 @@ func (c *client) close() error {
 	if c == nil {
 		return nil
 	}
-	return errors.Join(c.server.Unimport(), c.jfs.Close(), c.jfr.Close(), c.cq.Close(),
+	return errors.Join(c.server.Unimport(), c.jfs.Close(), c.jfr.Close(),
 		c.stage.Unregister(), c.recv.Unregister())
 }
 
@@ -131,7 +137,7 @@ func (c *client) close() error {
 func (c *client) postRecvs() error {
 	for i, idx := range c.repost {
 		c.rsges[i][0] = c.recv.SGE(uint64(idx*c.resp), uint32(c.resp))
-		c.rwrs[i] = jetty.RecvWR{UserCtx: uint64(idx), Local: c.rsges[i][:]}
+		c.rwrs[i] = jetty.RecvWR{UserCtx: uint64(c.gi)<<32 | uint64(idx), Local: c.rsges[i][:]}
 	}
 	posted := len(c.repost)
 	if err := c.jfr.PostRecv(c.rwrs[:posted]); err != nil {
@@ -151,55 +157,33 @@ type phase struct {
 	preload  bool
 	budget   int64     // requests to issue; < 0: no limit
 	deadline time.Time // stop issuing then; zero: never
+	issued   int64
 }
 
-// run issues the phase's requests, keeping the window full, and checks
-// every response.
-func (c *client) run(ctx context.Context, p phase) error {
+// begin starts a phase.
+func (c *client) begin(p *phase) {
 	if p.preload {
 		c.next, p.budget = 0, int64(c.m.owned())
 	}
-	var issued int64
-	for {
-		now := time.Now()
-		if !p.deadline.IsZero() && now.After(p.deadline) {
-			p.budget = issued
-		}
-		for len(c.free) > 0 && (p.budget < 0 || issued < p.budget) {
-			if err := c.issue(p.preload, now); err != nil {
-				return err
-			}
-			issued++
-		}
-		if _, err := c.b.post(c.jfs); err != nil {
-			return fmt.Errorf("client %d: %w", c.id, explain(c.cq, err))
-		}
-		if len(c.free) == len(c.win) && c.b.n == 0 {
-			return nil
-		}
-		// Every record already polled is taken before requests are
-		// issued again, so that the window entries they free go out
-		// in one post.
-		for {
-			cr, err := c.cq.Next(ctx, waitLimit)
-			if err != nil {
-				if !cr.OK() {
-					err = fmt.Errorf("%w: %v", err, cr)
-				}
-				return fmt.Errorf("client %d: %w", c.id, err)
-			}
-			// A send-side record is a signaled WRITE: its slots are
-			// free again.
-			if cr.Flags&jetty.CRRecv != 0 {
-				if err := c.receive(cr, !p.preload); err != nil {
-					return fmt.Errorf("client %d: %w", c.id, err)
-				}
-			}
-			if c.cq.Queued() == 0 {
-				break
-			}
-		}
+}
+
+// fill issues requests into the free window entries while the phase has
+// budget left, and posts them. It returns false once the phase is over
+// for c: nothing more to issue and nothing outstanding.
+func (c *client) fill(p *phase, now time.Time) (bool, error) {
+	if !p.deadline.IsZero() && now.After(p.deadline) {
+		p.budget = p.issued
 	}
+	for len(c.free) > 0 && (p.budget < 0 || p.issued < p.budget) {
+		if err := c.issue(p.preload, now); err != nil {
+			return false, err
+		}
+		p.issued++
+	}
+	if _, err := c.b.post(c.jfs); err != nil {
+		return false, fmt.Errorf("client %d: %w", c.id, explain(c.cq, err))
+	}
+	return len(c.free) < len(c.win) || c.b.n > 0, nil
 }
 
 // issue stages the next request in a free window entry.
@@ -253,7 +237,7 @@ func (c *client) issue(preload bool, now time.Time) error {
 // receive checks a response against the model, frees its window entry
 // and reposts receive buffers in batches.
 func (c *client) receive(cr jetty.CR, measured bool) error {
-	idx := int(cr.UserCtx)
+	idx := int(uint32(cr.UserCtx))
 	if idx >= c.nrecv || int(cr.Len) > c.resp {
 		return fmt.Errorf("unexpected receive %v", cr)
 	}

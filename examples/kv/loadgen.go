@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
@@ -38,22 +37,28 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	if err != nil {
 		return res, err
 	}
-	clients := make([]*client, cfg.clients)
+	var groups []*group
 	var region *segment.Target
 	defer func() {
 		errs := []error{err, region.Unimport()}
-		for _, c := range clients {
-			errs = append(errs, c.close())
+		for _, g := range groups {
+			errs = append(errs, g.close())
 		}
 		err = errors.Join(append(errs, uctx.Close())...)
 	}()
 	token := rand.Uint32() | 1
 	h := hello{window: cfg.window, value: cfg.value, jfrToken: token}
-	for i := range clients {
-		if clients[i], err = newClient(uctx, &cfg, i, token); err != nil {
-			return res, err
+	if groups, err = newGroups(uctx, &cfg, token); err != nil {
+		return res, err
+	}
+	clients := make([]*client, cfg.clients)
+	for _, g := range groups {
+		for _, c := range g.clients {
+			clients[c.id] = c
 		}
-		h.jfrs = append(h.jfrs, clients[i].jfr.Descriptor())
+	}
+	for _, c := range clients {
+		h.jfrs = append(h.jfrs, c.jfr.Descriptor())
 	}
 	w, err := handshake(conn, h)
 	if err != nil {
@@ -73,8 +78,8 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 			return res, err
 		}
 	}
-	fmt.Fprintf(out, "kv: load generator on %v, EID %v: %d clients, window %d, %d workers, value %d B, %d keys, GET %.0f%%, %s mode\n",
-		uctx.Device(), uctx.EID(), cfg.clients, cfg.window, w.workers, cfg.value, cfg.keys, 100*cfg.getRatio, cfg.Mode)
+	fmt.Fprintf(out, "kv: load generator on %v, EID %v: %d clients on %d goroutines, window %d, %d workers, value %d B, %d keys, GET %.0f%%, %s mode\n",
+		uctx.Device(), uctx.EID(), cfg.clients, len(groups), cfg.window, w.workers, cfg.value, cfg.keys, 100*cfg.getRatio, cfg.Mode)
 
 	// The server says nothing more until done: a read that ends sooner
 	// means it went away.
@@ -98,7 +103,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 
 	if cfg.preload {
 		start := time.Now()
-		if err := runAll(rctx, clients, func(int) phase { return phase{preload: true} }); err != nil {
+		if err := runAll(rctx, groups, func(int) phase { return phase{preload: true} }); err != nil {
 			return res, err
 		}
 		for _, c := range clients {
@@ -106,7 +111,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 		}
 		fmt.Fprintf(out, "kv: preloaded %d keys in %.2f s\n", res.preloaded, time.Since(start).Seconds())
 	}
-	if err := measure(rctx, out, cfg, clients, &res); err != nil {
+	if err := measure(rctx, out, cfg, groups, clients, &res); err != nil {
 		return res, err
 	}
 
@@ -149,7 +154,7 @@ func handshake(conn net.Conn, h hello) (welcome, error) {
 
 // measure runs the measured phase, printing a progress line each second,
 // and gathers the clients' statistics into res.
-func measure(ctx context.Context, out io.Writer, cfg config, clients []*client, res *result) error {
+func measure(ctx context.Context, out io.Writer, cfg config, groups []*group, clients []*client, res *result) error {
 	start := time.Now()
 	var deadline time.Time
 	if cfg.duration > 0 {
@@ -177,7 +182,7 @@ func measure(ctx context.Context, out io.Writer, cfg config, clients []*client, 
 			}
 		}
 	}()
-	err := runAll(ctx, clients, func(i int) phase {
+	err := runAll(ctx, groups, func(i int) phase {
 		p := phase{budget: -1, deadline: deadline}
 		if cfg.requests > 0 {
 			p.budget = cfg.requests / int64(len(clients))
@@ -196,29 +201,6 @@ func measure(ctx context.Context, out io.Writer, cfg config, clients []*client, 
 	}
 	res.requests = res.hist.n
 	return err
-}
-
-// runAll runs a phase on every client at once; the first failure stops
-// the others.
-func runAll(ctx context.Context, clients []*client, p func(i int) phase) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	errs := make([]error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if errs[i] = c.run(ctx, p(i)); errs[i] != nil {
-				cancel(errs[i])
-			}
-		}()
-	}
-	wg.Wait()
-	if errors.Join(errs...) == nil {
-		return nil
-	}
-	return context.Cause(ctx)
 }
 
 // report prints the summary.

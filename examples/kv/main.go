@@ -26,6 +26,7 @@ type config struct {
 	exutil.Common
 	workers  int // server
 	clients  int
+	threads  int
 	window   int
 	value    int
 	keys     int
@@ -41,7 +42,8 @@ const defaultAddr = "127.0.0.1:18600"
 func (c *config) register(fs *flag.FlagSet) {
 	c.Common.Register(fs, defaultAddr)
 	fs.IntVar(&c.workers, "workers", 1, "server: worker goroutines, each polling its part of the request region")
-	fs.IntVar(&c.clients, "clients", 1, "load generator: clients (goroutines with their own queues)")
+	fs.IntVar(&c.clients, "clients", 1, "load generator: clients (each with its own queues and window)")
+	fs.IntVar(&c.threads, "threads", 0, "load generator: goroutines driving the clients, each polling one JFC (0: one per client)")
 	fs.IntVar(&c.window, "window", 16, "load generator: outstanding requests per client")
 	fs.IntVar(&c.value, "value", 32, fmt.Sprintf("value size in bytes (1 to %d)", maxValue))
 	fs.IntVar(&c.keys, "keys", 1<<16, "key space; client i of n uses the keys i, i+n, ...")
@@ -64,6 +66,9 @@ func (c *config) validate() error {
 	}
 	if c.Server {
 		return nil
+	}
+	if c.threads < 0 {
+		return fmt.Errorf("-threads %d: want 0 or more", c.threads)
 	}
 	if err := checkSession(c.clients, c.window, c.value); err != nil {
 		return fmt.Errorf("-clients, -window, -value: %w", err)

@@ -58,18 +58,26 @@ func TestRun(t *testing.T) {
 		args     []string
 		requests int
 		keys     int
+		says     string // in the output, if set
 	}{
-		{"poll", []string{"-clients", "2", "-window", "4", "-requests", "2000", "-keys", "64"}, 2000, 64},
-		{"event", []string{"-clients", "2", "-window", "4", "-requests", "2000", "-keys", "64", "-mode", "event"}, 2000, 64},
+		{"poll", []string{"-clients", "2", "-window", "4", "-requests", "2000", "-keys", "64"}, 2000, 64, ""},
+		{"event", []string{"-clients", "2", "-window", "4", "-requests", "2000", "-keys", "64", "-mode", "event"}, 2000, 64, ""},
 		{"1KiB-values-half-puts", []string{"-workers", "3", "-clients", "3", "-window", "5", "-value", "1024",
-			"-get-ratio", "0.5", "-requests", "1500", "-keys", "100", "-signal", "3"}, 1500, 100},
-		{"tiny", []string{"-workers", "1", "-clients", "1", "-window", "1", "-value", "1", "-requests", "300", "-keys", "2", "-signal", "1"}, 300, 2},
+			"-get-ratio", "0.5", "-requests", "1500", "-keys", "100", "-signal", "3"}, 1500, 100, ""},
+		{"tiny", []string{"-workers", "1", "-clients", "1", "-window", "1", "-value", "1", "-requests", "300", "-keys", "2", "-signal", "1"}, 300, 2, ""},
+		// Several clients on one goroutine and one JFC, and groups of
+		// unequal size; each client still checks its own responses.
+		{"3-clients-1-thread", []string{"-workers", "2", "-clients", "3", "-threads", "1", "-window", "4",
+			"-get-ratio", "0.5", "-requests", "2000", "-keys", "64"}, 2000, 64, "3 clients on 1 goroutines"},
+		{"5-clients-2-threads-event", []string{"-clients", "5", "-threads", "2", "-window", "3",
+			"-requests", "2000", "-keys", "64", "-mode", "event"}, 2000, 64, "5 clients on 2 goroutines"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, out, err := runArgs(t, append(tc.args, "-duration", "0")...)
 			require.NoError(t, err, out)
 			checkRun(t, res, out, tc.requests, tc.keys, true)
 			assert.Contains(t, out, "kv: session 1: served")
+			assert.Contains(t, out, tc.says)
 		})
 	}
 }
@@ -118,6 +126,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-workers", "65"}, "-workers 65"},
 		{[]string{"-signal", "0"}, "-signal 0"},
 		{[]string{"-clients", "0"}, "0 clients"},
+		{[]string{"-threads", "-1"}, "-threads -1"},
 		{[]string{"-window", "2000"}, "window 2000"},
 		{[]string{"-value", "0"}, "value size 0"},
 		{[]string{"-value", "5000"}, "value size 5000"},
