@@ -44,13 +44,14 @@ func (b *batch) post(q *jetty.JFS) (full bool, err error) {
 	if b.n == 0 {
 		return false, nil
 	}
-	err = q.Post(b.wrs[:b.n])
-	var pe *jetty.PostError
-	switch {
-	case err == nil:
+	if err = q.Post(b.wrs[:b.n]); err == nil {
 		b.n = 0
 		return false, nil
-	case !errors.As(err, &pe) || !errors.Is(err, urma.ErrAgain):
+	}
+	// Declared here, not above: errors.As takes its address, which
+	// would put it on the heap on every post.
+	var pe *jetty.PostError
+	if !errors.As(err, &pe) || !errors.Is(err, urma.ErrAgain) {
 		return false, err
 	}
 	left := copy(b.wrs, b.wrs[pe.Index:b.n])
