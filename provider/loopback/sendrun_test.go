@@ -1,7 +1,9 @@
 package loopback_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -27,34 +29,39 @@ func TestRunsMatchOneAtATime(t *testing.T) {
 	t.Cleanup(func() { loopback.SetRuns(true) })
 	for _, where := range []string{"same process", "other process"} {
 		t.Run(where, func(t *testing.T) {
-			var recvCtx func() *urma.Context
-			var a *urma.Context
-			if where == "other process" {
-				x := newXProc(t)
-				a, recvCtx = x.a, func() *urma.Context { return x.b }
-			} else {
-				dev, err := urma.DeviceByName(loopback.DeviceName)
-				require.NoError(t, err)
-				a, err = urma.Open(dev, 0, nil)
-				require.NoError(t, err)
-				b, err := urma.Open(dev, 1, nil)
-				require.NoError(t, err)
-				t.Cleanup(func() { a.Close(); b.Close() })
-				recvCtx = func() *urma.Context { return b }
-			}
+			a, b := scenarioContexts(t, where)
 			seeds := 60
 			if testing.Short() {
 				seeds = 15
 			}
+			quarantined := loopback.Quarantined()
 			for seed := uint64(1); seed <= uint64(seeds); seed++ {
 				loopback.SetRuns(false)
-				want := runScenario(t, a, recvCtx(), seed)
+				want := runScenario(t, a, b, seed)
 				loopback.SetRuns(true)
-				got := runScenario(t, a, recvCtx(), seed)
+				got := runScenario(t, a, b, seed)
 				require.Equal(t, want, got, "seed %d: runs on (got) against off (want)", seed)
 			}
+			require.Equal(t, quarantined, loopback.Quarantined(), "a segment stayed pinned after its posts")
 		})
 	}
+}
+
+// scenarioContexts opens a sending context and a receiving one, in this
+// process or (through a proxy) in a peer process.
+func scenarioContexts(t *testing.T, where string) (a, b *urma.Context) {
+	if where == "other process" {
+		x := newXProc(t)
+		return x.a, x.b
+	}
+	dev, err := urma.DeviceByName(loopback.DeviceName)
+	require.NoError(t, err)
+	a, err = urma.Open(dev, 0, nil)
+	require.NoError(t, err)
+	b, err = urma.Open(dev, 1, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
 }
 
 // scenarioCR is what a scenario compares of a completion record.
@@ -232,5 +239,119 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 		keep(&out.Sent, crs[:k])
 	}
 	out.Mem = append([]byte(nil), dst.Bytes()...)
+	// Runs pin receive buffers and sources, and enter the peer, their own
+	// way: nothing may stay pinned or entered once the posts are over.
+	require.Zero(t, loopback.Pins(src.Raw()), "pins left on the source segment")
+	if p := loopback.Pins(dst.Raw()); p != -1 {
+		require.Zero(t, p, "pins left on the receive buffers' segment")
+	}
+	require.Zero(t, loopback.Entries(a.Raw()), "entries left in the peer")
 	return out
+}
+
+// Senders that race for the receives of one JFR with post lists: a run
+// that loses the claim to another sender lets go of what it pinned and
+// tries again. Every message arrives once, each sender's in order, and
+// nothing stays pinned.
+func TestRunsContend(t *testing.T) {
+	a, b := scenarioContexts(t, "same process")
+	const senders, perSender, list, bufs = 4, 3000, 8, 64
+	rjfc, err := jetty.NewJFC(b, jetty.JFCConfig{Depth: 4 * bufs})
+	require.NoError(t, err)
+	jfr, err := jetty.NewJFR(b, jetty.JFRConfig{JFC: rjfc, Depth: bufs})
+	require.NoError(t, err)
+	dst, err := segment.Alloc(b, bufs*8, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	for i := range bufs {
+		require.NoError(t, jfr.Recv(dst.SGE(uint64(i)*8, 8), uint64(i)))
+	}
+	type side struct {
+		jfs *jetty.JFS
+		jfc *jetty.JFC
+		rem *jetty.Remote
+		src *segment.Segment
+	}
+	sides := make([]side, senders)
+	for i := range sides {
+		s := &sides[i]
+		s.jfc, err = jetty.NewJFC(a, jetty.JFCConfig{Depth: 1024})
+		require.NoError(t, err)
+		s.jfs, err = jetty.NewJFS(a, jetty.JFSConfig{JFC: s.jfc, Depth: 256, RNRRetry: 7, RNRTimeout: time.Millisecond})
+		require.NoError(t, err)
+		s.rem, err = jetty.ImportJFR(a, jfr.Descriptor(), 0)
+		require.NoError(t, err)
+		s.src, err = segment.Alloc(a, list*8, segment.Config{Access: segment.LocalOnly})
+		require.NoError(t, err)
+	}
+	errs := make(chan error, senders+1)
+	for i := range sides {
+		go func() {
+			s := &sides[i]
+			wrs := make([]jetty.WR, list)
+			crs := make([]jetty.CR, 16)
+			for k := 0; k < perSender; k += list {
+				for j := range wrs {
+					binary.NativeEndian.PutUint64(s.src.Bytes()[j*8:], uint64(i)<<32|uint64(k+j))
+					wrs[j] = jetty.WR{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(uint64(j)*8, 8)}}
+				}
+				wrs[list-1].Flags = jetty.Signaled
+				if err := s.jfs.Post(wrs); err != nil {
+					errs <- err
+					return
+				}
+				// The source is rewritten for the next list: wait until
+				// this one is out.
+				for n := 0; n == 0; {
+					var err error
+					if n, err = s.jfc.Poll(crs); err != nil || (n > 0 && !crs[0].OK()) {
+						errs <- fmt.Errorf("sender %d: %v %v", i, err, crs[0])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	go func() {
+		next := make([]uint64, senders)
+		crs := make([]jetty.CR, 16)
+		deadline := time.Now().Add(60 * time.Second)
+		for got := 0; got < senders*perSender; {
+			n, err := rjfc.Poll(crs)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for _, cr := range crs[:n] {
+				v := binary.NativeEndian.Uint64(dst.Bytes()[cr.UserCtx*8:])
+				from, seq := v>>32, v&0xffffffff
+				if !cr.OK() || from >= senders || seq != next[from] {
+					errs <- fmt.Errorf("receive %v carries sender %d message %d, want message %d", cr, from, seq, next[min(from, senders-1)])
+					return
+				}
+				next[from]++
+				got++
+				if err := jfr.Recv(dst.SGE(cr.UserCtx*8, 8), cr.UserCtx); err != nil {
+					errs <- err
+					return
+				}
+			}
+			if n == 0 && time.Now().After(deadline) {
+				errs <- fmt.Errorf("%d of %d messages after a minute", got, senders*perSender)
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for range senders + 1 {
+		require.NoError(t, <-errs)
+	}
+	for i := range sides {
+		require.Zero(t, loopback.Pins(sides[i].src.Raw()), "pins left on sender %d's source", i)
+	}
+	require.Zero(t, loopback.Pins(dst.Raw()), "pins left on the receive buffers")
+	for _, s := range sides {
+		require.NoError(t, errors.Join(s.rem.Close(), s.jfs.Close(), s.src.Close(), s.jfc.Close()))
+	}
+	require.NoError(t, errors.Join(jfr.Close(), dst.Close(), rjfc.Close()))
 }
