@@ -186,7 +186,7 @@ func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) bool {
 	if len(q.pending) == 1 && q.state == provider.StateReady {
 		q.retries = 0
 		q.arm()
-		q.jfc.stalled.add(q)
+		q.waitOn(rem)
 	}
 	return true
 }
@@ -259,6 +259,14 @@ func (q *sendq) kick() {
 	q.progress(retryKick)
 }
 
+// waitOn lists the queue with its JFC's stalled queues when the receive it
+// waits for is in another process; one in this process kicks it.
+func (q *sendq) waitOn(rem *remote) {
+	if rem != nil && rem.rq.local == nil {
+		q.jfc.stalled.add(q)
+	}
+}
+
 // What made progress retry the waiting requests.
 const (
 	retryTimer = iota // the RNR timer: the retry counts
@@ -279,6 +287,7 @@ func (q *sendq) progress(cause int) {
 			}
 			if cause != retryPoll {
 				q.arm()
+				q.waitOn(p.rem)
 			}
 			return
 		}
