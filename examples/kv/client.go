@@ -235,8 +235,8 @@ func (c *client) issue(preload bool, now time.Time) error {
 }
 
 // receive checks a response against the model, frees its window entry
-// and reposts receive buffers in batches.
-func (c *client) receive(cr jetty.CR, measured bool) error {
+// and reposts receive buffers in batches; now is when it was polled.
+func (c *client) receive(cr jetty.CR, measured bool, now time.Time) error {
 	idx := int(uint32(cr.UserCtx))
 	if idx >= c.nrecv || int(cr.Len) > c.resp {
 		return fmt.Errorf("unexpected receive %v", cr)
@@ -255,7 +255,7 @@ func (c *client) receive(cr jetty.CR, measured bool) error {
 	c.m.busy[f.key] = false
 	c.free = append(c.free, r.window)
 	if measured {
-		c.hist.record(time.Since(f.start))
+		c.hist.record(now.Sub(f.start))
 		c.done.Add(1)
 	}
 	if c.repost = append(c.repost, idx); len(c.repost) >= recvBatch(c.cfg.window) {

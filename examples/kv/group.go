@@ -83,7 +83,9 @@ func (g *group) run(ctx context.Context, phases []phase) error {
 		}
 		// Every record already polled is taken before requests are
 		// issued again, so that the window entries they free go out
-		// in one post per client.
+		// in one post per client. They were polled together, so one
+		// clock reading dates them all.
+		var polled time.Time
 		for {
 			cr, err := g.cq.Next(ctx, waitLimit)
 			if err != nil {
@@ -100,7 +102,10 @@ func (g *group) run(ctx context.Context, phases []phase) error {
 					return fmt.Errorf("clients %v: unexpected receive %v", g.ids(), cr)
 				}
 				c := g.clients[gi]
-				if err := c.receive(cr, !phases[gi].preload); err != nil {
+				if polled.IsZero() {
+					polled = time.Now()
+				}
+				if err := c.receive(cr, !phases[gi].preload, polled); err != nil {
 					return fmt.Errorf("client %d: %w", c.id, err)
 				}
 			}
