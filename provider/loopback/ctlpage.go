@@ -9,14 +9,15 @@ import (
 
 // segEntry is a segment's record in its context's page, a memfd that peer
 // processes map: it tells an importer in any process whether the segment is
-// still registered, and counts the accesses that use the owner's own memory
-// (in-process copies, process_vm_readv/writev) so that Unregister can wait
-// for them before the memory is reused.
+// still registered. The accesses that use the owner's own memory
+// (in-process copies, process_vm_readv/writev) are counted apart, in the
+// page's second half (ctlPage.inflight), so that Unregister can wait for
+// them before the memory is reused: every such access writes its count
+// twice, and a count sharing a cache line with the entries would take that
+// line from every importer checking a segment on another core.
 type segEntry struct {
-	state    atomic.Uint32
-	gen      atomic.Uint32
-	inflight atomic.Int32
-	_        uint32
+	state atomic.Uint32
+	gen   atomic.Uint32
 }
 
 // Segment states in a segEntry.
@@ -30,7 +31,11 @@ const (
 // handle. The memfd is sparse, so unused entries cost no memory.
 const maxSegments = 1 << 16
 
-const ctlPageSize = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
+// The page: the entries, then the access counts, one int32 per handle.
+const (
+	ctlEntries  = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
+	ctlPageSize = ctlEntries + maxSegments*4
+)
 
 // ctlPage is the shared page of a context, as its owner or a peer maps it.
 // Imports by other contexts of the owner's process point into the owner's
@@ -69,6 +74,11 @@ func (p *ctlPage) release() {
 
 func (p *ctlPage) entry(h uint32) *segEntry {
 	return (*segEntry)(unsafe.Pointer(&p.m.mem[uint64(h)*uint64(unsafe.Sizeof(segEntry{}))]))
+}
+
+// inflight is the access count of handle h.
+func (p *ctlPage) inflight(h uint32) *atomic.Int32 {
+	return (*atomic.Int32)(unsafe.Pointer(&p.m.mem[ctlEntries+uint64(h)*4]))
 }
 
 // handles allocates segment handles, reusing freed ones with a new

@@ -20,7 +20,7 @@ func Quarantined() int {
 // (-1 for any other).
 func Pins(s provider.Segment) int32 {
 	if seg, ok := s.(*segment); ok {
-		return seg.ref.ent.inflight.Load()
+		return seg.ref.inflight.Load()
 	}
 	return -1
 }

@@ -13,18 +13,20 @@ import (
 // the memory as this process sees it. mem is nil for caller memory of another
 // process, which only process_vm_readv/writev reach (pid says whose).
 type memRef struct {
-	ent    *segEntry
-	gen    uint32
-	va     uint64
-	len    uint64
-	access provider.Access
-	mem    []byte
-	pid    int
+	ent *segEntry
+	// inflight is the owner's count of accesses to its own memory.
+	inflight *atomic.Int32
+	gen      uint32
+	va       uint64
+	len      uint64
+	access   provider.Access
+	mem      []byte
+	pid      int
 	// peer is the owner's process when it is not this one; its mappings
 	// stay valid while an access is inside peer.enter/leave.
 	peer *peerConn
 	// counted accesses use the owner's own memory (in the owner's process,
-	// or through process_vm_*), so they hold ent.inflight while they run.
+	// or through process_vm_*), so they hold inflight while they run.
 	counted bool
 }
 
@@ -57,7 +59,7 @@ func (r *memRef) release() {
 // peer): the access is counted if it must be, and the segment checked.
 func (r *memRef) pin() provider.CRStatus {
 	if r.counted {
-		r.ent.inflight.Add(1)
+		r.inflight.Add(1)
 	}
 	if r.ent.state.Load() != segLive || r.ent.gen.Load() != r.gen {
 		r.unpin()
@@ -68,7 +70,7 @@ func (r *memRef) pin() provider.CRStatus {
 
 func (r *memRef) unpin() {
 	if r.counted {
-		r.ent.inflight.Add(-1)
+		r.inflight.Add(-1)
 	}
 }
 

@@ -335,7 +335,7 @@ func (p *peerConn) addSeg(m message) (*peerSeg, error) {
 		m.closeFDs()
 		return ps, nil
 	}
-	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.handle), gen: r.gen, va: r.va, len: r.len, access: r.access,
+	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.handle), inflight: p.page.inflight(r.handle), gen: r.gen, va: r.va, len: r.len, access: r.access,
 		pid: int(r.pid), peer: p}}
 	if r.caller {
 		// Caller memory cannot be mapped: reach it in the owner's address

@@ -94,7 +94,7 @@ func (c *lbContext) addSegment(mem []byte, m *mapping, cfg provider.SegmentConfi
 	ent := c.page.entry(h)
 	gen := ent.gen.Add(1)
 	ent.state.Store(segLive)
-	s.ref = memRef{ent: ent, gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem, counted: true}
+	s.ref = memRef{ent: ent, inflight: c.page.inflight(h), gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem, counted: true}
 	var old []*segment
 	if p := c.segs.Load(); p != nil {
 		old = *p
@@ -155,13 +155,13 @@ func (s *segment) destroy() {
 	if s.closed.Swap(true) {
 		return
 	}
-	ent := s.ref.ent
+	ent, inflight := s.ref.ent, s.ref.inflight
 	ent.state.Store(segDead)
 	deadline := time.Now().Add(drainTimeout)
-	for ent.inflight.Load() > 0 && time.Now().Before(deadline) {
+	for inflight.Load() > 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
 	}
-	drained := ent.inflight.Load() <= 0
+	drained := inflight.Load() <= 0
 	c := s.ctx
 	c.mu.Lock()
 	if ti := c.tokens[s.desc.TokenID]; ti != nil {
@@ -181,7 +181,7 @@ func (s *segment) destroy() {
 		c.segs.Store(&tab)
 	}
 	if drained {
-		ent.inflight.Store(0)
+		inflight.Store(0)
 		c.hnd.put(s.handle)
 	}
 	c.mu.Unlock()
