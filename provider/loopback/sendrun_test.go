@@ -123,7 +123,7 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 	tgt, err := segment.Import(a, dst.Descriptor(), 0)
 	require.NoError(t, err)
 	defer func() {
-		for _, c := range []interface{ Close() error }{rem, jfs, jfr, tgt, dst, src, jfc, rjfc} {
+		for _, c := range []interface{ Close() error }{rem, jfr, tgt, dst, src, jfc, rjfc} {
 			require.NoError(t, c.Close())
 		}
 	}()
@@ -241,6 +241,10 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 	out.Mem = append([]byte(nil), dst.Bytes()...)
 	// Runs pin receive buffers and sources, and enter the peer, their own
 	// way: nothing may stay pinned or entered once the posts are over.
+	// Requests still waiting for a receive (a small JFC's scenario) are
+	// retried on the RNR timer, pinning while they do: the JFS is closed
+	// first, which stops the retries.
+	require.NoError(t, jfs.Close())
 	require.Zero(t, loopback.Pins(src.Raw()), "pins left on the source segment")
 	if p := loopback.Pins(dst.Raw()); p != -1 {
 		require.Zero(t, p, "pins left on the receive buffers' segment")
