@@ -16,21 +16,41 @@ func (q *sendq) local(w *provider.WR, l *sgList) bool {
 		return true
 	}
 	for i := range w.Local {
-		sg := &w.Local[i]
-		seg, _ := provider.RawMem(sg.Seg).(*segment)
-		if seg == nil || seg.ref.acquire() != provider.CRSuccess {
-			l.release()
-			return false
-		}
-		s, ok := seg.ref.span(sg.Addr, sg.Len)
+		s, ok := localSpan(&w.Local[i])
 		if !ok {
-			seg.ref.release()
 			l.release()
 			return false
 		}
 		l.add(s)
 	}
 	return true
+}
+
+// localSpan acquires the range a local SGE names; false means a local
+// protection error.
+func localSpan(sg *provider.SGE) (span, bool) {
+	seg, _ := provider.RawMem(sg.Seg).(*segment)
+	if seg == nil || seg.ref.acquire() != provider.CRSuccess {
+		return span{}, false
+	}
+	s, ok := seg.ref.span(sg.Addr, sg.Len)
+	if !ok {
+		seg.ref.release()
+	}
+	return s, ok
+}
+
+// recvRecord fills in what a receive's record says of the request w that
+// consumed it: its opcode, flags and immediate data.
+func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
+	cr.Opcode, cr.Flags, cr.Imm = w.Opcode, provider.CRFlagRecv|v.crFlags, 0
+	if w.Flags&provider.FlagSolicited != 0 {
+		cr.Flags |= provider.CRFlagSolicited
+	}
+	if w.Opcode != provider.OpSend {
+		cr.Flags |= provider.CRFlagImm
+		cr.Imm = w.Imm
+	}
 }
 
 // remoteSpan acquires the remote range if the segment grants need; on
@@ -237,15 +257,8 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		return true
 	}
 	slot := (*recvSlot)(v.ring.payload(pos))
-	cr := provider.CR{Status: provider.CRSuccess, Opcode: w.Opcode, Flags: provider.CRFlagRecv | v.crFlags,
-		UserCtx: slot.userCtx, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
-	if w.Flags&provider.FlagSolicited != 0 {
-		cr.Flags |= provider.CRFlagSolicited
-	}
-	if w.Opcode != provider.OpSend {
-		cr.Flags |= provider.CRFlagImm
-		cr.Imm = w.Imm
-	}
+	cr := provider.CR{Status: provider.CRSuccess, UserCtx: slot.userCtx, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
+	recvRecord(&cr, w, v)
 	var n uint64
 	st := provider.CRSuccess
 	if dst != nil {

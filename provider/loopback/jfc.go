@@ -216,11 +216,10 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			RemoteID: provider.JettyID{UASID: uint32(s.ids), ID: uint32(s.ids >> 32)}}
 		binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], s.remoteEID[0])
 		binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], s.remoteEID[1])
-		word := s.word
 		if c.Flags&provider.CRFlagRecv != 0 {
-			crs[n].Imm = word
-		} else if q := j.ctx.sendqByID(crs[n].LocalID); q != nil {
-			q.credit(word)
+			c.Imm = s.word
+		} else if q := j.ctx.sendqByID(c.LocalID); q != nil {
+			q.credit(s.word)
 		}
 		n++
 	}

@@ -50,7 +50,7 @@ func (q *sendq) postRun(wrs []provider.WR) int {
 		return 0
 	}
 	free := uint64(q.depth) - (q.head - q.credited.Load())
-	limit := min(len(wrs), maxRun, int(min(free, maxRun)))
+	limit := min(len(wrs), int(min(free, maxRun)))
 	var rem *remote
 	n := 0
 	for ; n < limit; n++ {
@@ -112,15 +112,9 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		m, w := &q.run[i], &ws[i]
 		copy(m.dst.b, m.src.b)
 		r.release(pos + uint64(i))
-		cr.Opcode, cr.Flags, cr.UserCtx, cr.Len, cr.Imm = w.Opcode, provider.CRFlagRecv|v.crFlags, m.userCtx, uint32(m.src.n), 0
-		if w.Flags&provider.FlagSolicited != 0 {
-			cr.Flags |= provider.CRFlagSolicited
-			wake = true
-		}
-		if w.Opcode != provider.OpSend {
-			cr.Flags |= provider.CRFlagImm
-			cr.Imm = w.Imm
-		}
+		cr.UserCtx, cr.Len = m.userCtx, uint32(m.src.n)
+		recvRecord(&cr, w, v)
+		wake = wake || urgent(&cr)
 		if reserved {
 			v.jfc.write(first+uint64(i), &cr, 0)
 		} else {
@@ -153,17 +147,11 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 	case w.InlineBytes():
 		m.src = span{b: w.Inline, n: uint64(len(w.Inline))}
 	case len(w.Local) == 1:
-		sg := &w.Local[0]
-		seg, _ := provider.RawMem(sg.Seg).(*segment)
-		if seg == nil || seg.ref.acquire() != provider.CRSuccess {
+		// A local segment is memory of this process: its span is mapped.
+		var ok bool
+		if m.src, ok = localSpan(&w.Local[0]); !ok {
 			return false
 		}
-		s, ok := seg.ref.span(sg.Addr, sg.Len)
-		if !ok || s.remote() {
-			seg.ref.release()
-			return false
-		}
-		m.src = s
 	}
 	if len(sges) == 1 {
 		sg := &sges[0]
@@ -173,13 +161,13 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 			return false
 		}
 		b, in := ref.span(sg.addr, sg.length)
-		m.dst = b
 		if !in || b.remote() {
-			releaseSpan(&m.dst, v)
-			m.dst = span{}
+			// Out of range, b holds no reference: let go of ref itself.
+			unpinWithin(ref, v)
 			releaseSpan(&m.src, nil)
 			return false
 		}
+		m.dst = b
 	}
 	if m.src.n > m.dst.n {
 		releaseSpan(&m.dst, v)
@@ -200,13 +188,22 @@ func pinWithin(ref *memRef, v *rqView) provider.CRStatus {
 	return ref.acquire()
 }
 
+// unpinWithin lets go of what pinWithin took.
+func unpinWithin(ref *memRef, v *rqView) {
+	if ref.peer != nil && ref.peer == v.peer {
+		ref.unpin()
+		return
+	}
+	ref.release()
+}
+
 // releaseSpan lets go of what a span of a run holds: its source segment,
 // or (with v) its receive buffer as pinWithin took it.
 func releaseSpan(s *span, v *rqView) {
 	switch {
 	case s.ref == nil:
-	case v != nil && s.ref.peer != nil && s.ref.peer == v.peer:
-		s.ref.unpin()
+	case v != nil:
+		unpinWithin(s.ref, v)
 	default:
 		s.ref.release()
 	}
