@@ -16,28 +16,30 @@ func (q *sendq) local(w *provider.WR, l *sgList) bool {
 		return true
 	}
 	for i := range w.Local {
-		s, ok := localSpan(&w.Local[i])
-		if !ok {
+		if !localSpan(&w.Local[i], &l.s[l.n]) {
 			l.release()
 			return false
 		}
-		l.add(s)
+		l.n++
 	}
 	return true
 }
 
-// localSpan acquires the range a local SGE names; false means a local
-// protection error.
-func localSpan(sg *provider.SGE) (span, bool) {
-	seg, _ := provider.RawMem(sg.Seg).(*segment)
-	if seg == nil || seg.ref.acquire() != provider.CRSuccess {
-		return span{}, false
-	}
-	s, ok := seg.ref.span(sg.Addr, sg.Len)
+// localSpan acquires the range a local SGE names into s; false means a
+// local protection error.
+func localSpan(sg *provider.SGE, s *span) bool {
+	seg, ok := sg.Seg.(*segment)
 	if !ok {
-		seg.ref.release()
+		seg, _ = provider.RawMem(sg.Seg).(*segment)
 	}
-	return s, ok
+	if seg == nil || seg.ref.acquire() != provider.CRSuccess {
+		return false
+	}
+	if !seg.ref.span(sg.Addr, sg.Len, s) {
+		seg.ref.release()
+		return false
+	}
+	return true
 }
 
 // recvRecord fills in what a receive's record says of the request w that
@@ -53,22 +55,24 @@ func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
 	}
 }
 
-// remoteSpan acquires the remote range if the segment grants need; on
-// failure it returns the status the request completes with.
-func remoteSpan(sg *provider.SGE, n uint32, need provider.Access) (span, provider.CRStatus) {
-	t, _ := provider.RawMem(sg.Seg).(*target)
+// remoteSpan acquires the remote range into s if the segment grants need;
+// on failure it returns the status the request completes with.
+func remoteSpan(sg *provider.SGE, n uint32, need provider.Access, s *span) provider.CRStatus {
+	t, ok := sg.Seg.(*target)
+	if !ok {
+		t, _ = provider.RawMem(sg.Seg).(*target)
+	}
 	if t == nil || t.closed.Load() || t.ref.access&need != need {
-		return span{}, provider.CRRemAccessAbortErr
+		return provider.CRRemAccessAbortErr
 	}
 	if st := t.ref.acquire(); st != provider.CRSuccess {
-		return span{}, st
+		return st
 	}
-	s, ok := t.ref.span(sg.Addr, n)
-	if !ok {
+	if !t.ref.span(sg.Addr, n, s) {
 		t.ref.release()
-		return span{}, provider.CRRemAccessAbortErr
+		return provider.CRRemAccessAbortErr
 	}
-	return s, provider.CRSuccess
+	return provider.CRSuccess
 }
 
 // exec runs one request and completes it. It returns true when the request
@@ -100,24 +104,29 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 		q.fail(w, seq, rem, st)
 		return false
 	}
+	// The remote range goes straight into the queue's second list, where
+	// placeSG and copySG take it.
+	r := &q.sg[1]
+	dst := &r.s[0]
 	switch w.Opcode {
 	case provider.OpWrite, provider.OpWriteImm:
-		dst, st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite)
+		st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite, dst)
 		if st != provider.CRSuccess {
 			q.fail(w, seq, rem, st)
 			return false
 		}
+		r.n = 1
+		ref := dst.ref
 		if w.Opcode == provider.OpWriteImm {
-			rnr = q.deliver(w, seq, rem, l, &dst)
-			dst.ref.release()
+			rnr = q.deliver(w, seq, rem, l, dst)
+			ref.release()
 			return rnr
 		}
-		d := q.sg[1].only(dst)
-		n, err := placeSG(d, l)
+		n, err := placeSG(r, l)
 		if err != nil {
-			st = dst.ref.lossStatus()
+			st = ref.lossStatus()
 		}
-		dst.ref.release()
+		ref.release()
 		if err != nil {
 			q.fail(w, seq, rem, st)
 			return false
@@ -125,23 +134,24 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
 		return false
 	case provider.OpRead:
-		src, st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessRead)
+		st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessRead, dst)
 		if st != provider.CRSuccess {
 			q.fail(w, seq, rem, st)
 			return false
 		}
-		n, err := copySG(l, q.sg[1].only(src))
-		src.ref.release()
+		r.n = 1
+		ref := dst.ref
+		n, err := copySG(l, r)
+		ref.release()
 		if err != nil {
-			q.fail(w, seq, rem, src.ref.lossStatus())
+			q.fail(w, seq, rem, ref.lossStatus())
 			return false
 		}
 		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
 		return false
 	}
 	// Atomics (validate admitted nothing else, and only on mapped memory).
-	dst, st := remoteSpan(&w.Remote, 8, provider.AccessAtomic)
-	if st != provider.CRSuccess {
+	if st := remoteSpan(&w.Remote, 8, provider.AccessAtomic, dst); st != provider.CRSuccess {
 		q.fail(w, seq, rem, st)
 		return false
 	}
@@ -276,13 +286,12 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 				ok = false
 				break
 			}
-			b, in := ref.span(sg.addr, sg.length)
-			if !in {
+			if !ref.span(sg.addr, sg.length, &r.s[r.n]) {
 				ref.release()
 				ok = false
 				break
 			}
-			r.add(b)
+			r.n++
 		}
 		switch {
 		case !ok:

@@ -210,13 +210,16 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 		if flags&crHole != 0 {
 			continue
 		}
+		// Every field of c is stored on its own (a composite literal would
+		// be built in a temporary and copied in stalling wide loads).
 		c := &crs[n]
-		*c = provider.CR{Status: provider.CRStatus(uint8(s.kind)), Opcode: provider.Opcode(uint8(s.kind >> 8)),
-			Flags: provider.CRFlags(flags), Len: uint32(s.lenLocal), UserCtx: s.userCtx, LocalID: uint32(s.lenLocal >> 32),
-			RemoteID: provider.JettyID{UASID: uint32(s.ids), ID: uint32(s.ids >> 32)}}
+		c.Status, c.Opcode, c.Flags = provider.CRStatus(uint8(s.kind)), provider.Opcode(uint8(s.kind>>8)), provider.CRFlags(flags)
+		c.Len, c.UserCtx, c.LocalID = uint32(s.lenLocal), s.userCtx, uint32(s.lenLocal>>32)
+		c.RemoteID.UASID, c.RemoteID.ID = uint32(s.ids), uint32(s.ids>>32)
 		binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], s.remoteEID[0])
 		binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], s.remoteEID[1])
-		if c.Flags&provider.CRFlagRecv != 0 {
+		c.Imm = 0
+		if flags&uint8(provider.CRFlagRecv) != 0 {
 			c.Imm = s.word
 		} else if q := j.ctx.sendqByID(c.LocalID); q != nil {
 			q.credit(s.word)

@@ -74,16 +74,23 @@ func (r *memRef) unpin() {
 	}
 }
 
-// span returns the range [addr, addr+n) if it lies inside the segment.
-func (r *memRef) span(addr uint64, n uint32) (span, bool) {
+// span sets s to the range [addr, addr+n) if it lies inside the segment
+// and tells whether it does (s is left alone when not). It fills s in place
+// rather than returning a span: a returned struct is copied through stack
+// temporaries in wide loads, which cannot be forwarded from the narrow
+// stores that built it and stall for every store before them.
+func (r *memRef) span(addr uint64, n uint32, s *span) bool {
 	off := addr - r.va
 	if addr < r.va || off > r.len || uint64(n) > r.len-off {
-		return span{}, false
+		return false
 	}
+	s.n, s.ref = uint64(n), r
 	if r.mem == nil {
-		return span{raddr: addr, n: uint64(n), ref: r}, true
+		s.b, s.raddr = nil, addr
+		return true
 	}
-	return span{b: r.mem[off : off+uint64(n)], n: uint64(n), ref: r}, true
+	s.b, s.raddr = r.mem[off:off+uint64(n)], 0
+	return true
 }
 
 // span is a piece of memory taken for the duration of one request, with the

@@ -302,7 +302,10 @@ func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CR
 	if st == provider.CRSuccess && w.Flags&provider.FlagSignaled == 0 {
 		return
 	}
-	cr := provider.CR{Status: st, Opcode: w.Opcode, Len: n, UserCtx: w.UserCtx, LocalID: q.id}
+	// Field by field: a composite literal is built in a temporary and
+	// copied in wide loads that stall on its narrow stores.
+	var cr provider.CR
+	cr.Status, cr.Opcode, cr.Len, cr.UserCtx, cr.LocalID = st, w.Opcode, n, w.UserCtx, q.id
 	if q.jetty != nil {
 		cr.Flags = provider.CRFlagJetty
 	}

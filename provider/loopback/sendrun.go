@@ -148,8 +148,7 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 		m.src = span{b: w.Inline, n: uint64(len(w.Inline))}
 	case len(w.Local) == 1:
 		// A local segment is memory of this process: its span is mapped.
-		var ok bool
-		if m.src, ok = localSpan(&w.Local[0]); !ok {
+		if !localSpan(&w.Local[0], &m.src) {
 			return false
 		}
 	}
@@ -160,14 +159,14 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 			releaseSpan(&m.src, nil)
 			return false
 		}
-		b, in := ref.span(sg.addr, sg.length)
-		if !in || b.remote() {
-			// Out of range, b holds no reference: let go of ref itself.
+		if !ref.span(sg.addr, sg.length, &m.dst) || m.dst.remote() {
+			// Out of range or unmapped: let go of ref itself, and
+			// forget the span so that nothing releases it again.
+			m.dst = span{}
 			unpinWithin(ref, v)
 			releaseSpan(&m.src, nil)
 			return false
 		}
-		m.dst = b
 	}
 	if m.src.n > m.dst.n {
 		releaseSpan(&m.dst, v)
