@@ -92,6 +92,9 @@ func (r *run) bwServer() (int64, error) {
 		err := r.reap()
 		got += int64(r.e.pendingRecv)
 		r.e.pendingRecv = 0
+		if err == nil {
+			err = r.fillRecvs()
+		}
 		if err != nil {
 			return got, err
 		}

@@ -87,8 +87,8 @@ func (r *run) postRecvs(n int) error {
 	return nil
 }
 
-// fillRecvs posts receives until RxDepth are posted; the loops repost
-// each one they consume, so this runs before each size.
+// fillRecvs posts receives until RxDepth are posted. It runs before each
+// size, and the loops call it to replace the receives they consumed.
 func (r *run) fillRecvs() error {
 	if err := r.postRecvs(r.e.cfg.RxDepth - r.e.recvsPosted); err != nil {
 		return err
@@ -97,8 +97,9 @@ func (r *run) fillRecvs() error {
 	return nil
 }
 
-// reap waits for records and counts them: receives (reposted at once)
-// into pendingRecv, send-side ones off pendingSend.
+// reap waits for records and counts them: receives into pendingRecv (and
+// off recvsPosted, until fillRecvs replaces them), send-side ones off
+// pendingSend.
 func (r *run) reap() error {
 	n, err := r.e.poll(r.ctx)
 	if err != nil {
@@ -106,8 +107,9 @@ func (r *run) reap() error {
 	}
 	rc, sc := recvCRs(r.e.crs[:n])
 	r.e.pendingRecv += rc
+	r.e.recvsPosted -= rc
 	r.e.pendingSend -= sc
-	return r.postRecvs(rc)
+	return nil
 }
 
 // postOne posts the prepared request once the queue has room.
@@ -129,11 +131,13 @@ func (r *run) postOne() error {
 // it took; samples needs room for one more. Every request is signaled.
 //
 // As perftest does, the loop reads the clock once per iteration, at its
-// start: an iteration lasts until the next one starts. time.Since of a
-// monotonic base reads only the monotonic clock, half the cost of
-// time.Now.
+// start (an iteration lasts until the next one starts), and retires its
+// request's record right after the post, while the peer works: between
+// the peer's answer and the next post, the critical path of a round trip,
+// it only reads the clock. Receives consumed are replaced after the post,
+// too, when another one is still posted for the peer's next message.
 func (r *run) latClient(samples []int64) (int, error) {
-	base := time.Now()
+	clock := startStopwatch()
 	e, op := r.e, r.e.cfg.Test.Op
 	w := &r.wr[0]
 	w.Flags |= jetty.Signaled
@@ -150,8 +154,8 @@ func (r *run) latClient(samples []int64) (int, error) {
 			w.Compare, w.Operand = compare, compare+1
 			compare++
 		}
-		samples[i] = int64(time.Since(base))
-		if err := r.postOne(); err != nil {
+		samples[i] = clock.now()
+		if err := r.postAnswer(); err != nil {
 			return i, err
 		}
 		switch op {
@@ -160,26 +164,51 @@ func (r *run) latClient(samples []int64) (int, error) {
 				return i, err
 			}
 		case Send:
-			for r.e.pendingRecv == 0 {
-				if err := r.reap(); err != nil {
-					return i, err
-				}
-			}
-			r.e.pendingRecv--
-		default:
-			for r.e.pendingSend > 0 {
-				if err := r.reap(); err != nil {
-					return i, err
-				}
+			if err := r.awaitRecv(); err != nil {
+				return i, err
 			}
 		}
 		r.progress.Store(int64(i + 1))
 	}
-	samples[i] = int64(time.Since(base))
+	samples[i] = clock.now()
+	perTick := clock.nanos()
 	for j := range i {
-		samples[j] = samples[j+1] - samples[j]
+		samples[j] = int64(float64(samples[j+1]-samples[j]) * perTick)
 	}
 	return i, r.drain()
+}
+
+// postAnswer posts the loop's request and waits for its record, then
+// replaces the receives consumed. A receive is replaced before the post
+// when none is left for the peer's answer, which would otherwise find
+// none.
+func (r *run) postAnswer() error {
+	if r.e.recvsPosted == 0 && r.e.cfg.Test.Op == Send {
+		if err := r.fillRecvs(); err != nil {
+			return err
+		}
+	}
+	if err := r.postOne(); err != nil {
+		return err
+	}
+	if err := r.drain(); err != nil {
+		return err
+	}
+	if r.e.recvsPosted < r.e.cfg.RxDepth {
+		return r.fillRecvs()
+	}
+	return nil
+}
+
+// awaitRecv waits for a receive to complete and consumes it.
+func (r *run) awaitRecv() error {
+	for r.e.pendingRecv == 0 {
+		if err := r.reap(); err != nil {
+			return err
+		}
+	}
+	r.e.pendingRecv--
+	return nil
 }
 
 // drain waits for this side's requests still running.
@@ -193,7 +222,8 @@ func (r *run) drain() error {
 }
 
 // latServer answers the client's WRITEs or SENDs until stop, and returns
-// how many; READ and atomic latency need nothing of it.
+// how many; READ and atomic latency need nothing of it. Like the client,
+// it retires its request's record after the post.
 func (r *run) latServer() (int64, error) {
 	e, op := r.e, r.e.cfg.Test.Op
 	if op != Write && op != Send {
@@ -210,17 +240,12 @@ func (r *run) latServer() (int64, error) {
 			if err := watch.await(r.ctx, m, &e.pace); err != nil {
 				return n, err
 			}
-		} else {
-			for r.e.pendingRecv == 0 {
-				if err := r.reap(); err != nil {
-					return n, err
-				}
-			}
-			r.e.pendingRecv--
+		} else if err := r.awaitRecv(); err != nil {
+			return n, err
 		}
 		n++
 		sb[r.size-1] = m
-		if err := r.postOne(); err != nil {
+		if err := r.postAnswer(); err != nil {
 			return n, err
 		}
 	}
