@@ -248,3 +248,16 @@ func TestProgressLine(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { b = progressLine(b[:0], "read_bw 65536 B", 123456, 1000000, 98765.4) })
 	assert.Zero(t, allocs)
 }
+
+func TestStopwatchCountsNanoseconds(t *testing.T) {
+	clock := startStopwatch()
+	start, wall := clock.now(), time.Now()
+	time.Sleep(20 * time.Millisecond)
+	ticks, elapsed := clock.now()-start, time.Since(wall)
+	got := time.Duration(float64(ticks) * clock.nanos())
+	// Both readings bracket the same sleep; they differ by the few
+	// microseconds between the two clock reads at either end.
+	if d := got - elapsed; d < -time.Millisecond || d > time.Millisecond {
+		t.Fatalf("stopwatch measured %v of a sleep that took %v (tsc %v)", got, elapsed, clock.tsc)
+	}
+}
