@@ -28,10 +28,7 @@ func (q *sendq) local(w *provider.WR, l *sgList) bool {
 // localSpan acquires the range a local SGE names into s; false means a
 // local protection error.
 func localSpan(sg *provider.SGE, s *span) bool {
-	seg, ok := sg.Seg.(*segment)
-	if !ok {
-		seg, _ = provider.RawMem(sg.Seg).(*segment)
-	}
+	seg := asSegment(sg.Seg)
 	if seg == nil || seg.ref.acquire() != provider.CRSuccess {
 		return false
 	}
@@ -58,10 +55,7 @@ func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
 // remoteSpan acquires the remote range into s if the segment grants need;
 // on failure it returns the status the request completes with.
 func remoteSpan(sg *provider.SGE, n uint32, need provider.Access, s *span) provider.CRStatus {
-	t, ok := sg.Seg.(*target)
-	if !ok {
-		t, _ = provider.RawMem(sg.Seg).(*target)
-	}
+	t := asTarget(sg.Seg)
 	if t == nil || t.closed.Load() || t.ref.access&need != need {
 		return provider.CRRemAccessAbortErr
 	}

@@ -45,8 +45,8 @@ func (c *lbContext) Import(desc provider.JettyDesc, token uint32) (provider.Remo
 }
 
 func (c *lbContext) ownRemote(p provider.Remote) (*remote, error) {
-	r, ok := provider.RawRemote(p).(*remote)
-	if !ok || r == nil || r.ctx != c {
+	r := asRemote(p)
+	if r == nil || r.ctx != c {
 		return nil, provider.Errorf(provider.ErrInvalid, "target is not a remote imported into this context")
 	}
 	if r.closed.Load() {

@@ -382,8 +382,8 @@ func (j *jfrObj) destroy() {
 
 // localSeg resolves an SGE's segment to a live segment of this context.
 func (c *lbContext) localSeg(m provider.MemRef) (*segment, error) {
-	s, ok := provider.RawMem(m).(*segment)
-	if !ok || s == nil {
+	s := asSegment(m)
+	if s == nil {
 		return nil, provider.Errorf(provider.ErrInvalid, "sge does not name a local loopback segment")
 	}
 	if s.ctx != c {

@@ -30,8 +30,8 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 		}
 	}
 	if op.IsOneSided() {
-		t, ok := provider.RawMem(w.Remote.Seg).(*target)
-		if !ok || t == nil || t.ctx != q.ctx {
+		t := asTarget(w.Remote.Seg)
+		if t == nil || t.ctx != q.ctx {
 			return nil, provider.Errorf(provider.ErrInvalid, "%v needs a target segment imported into this context in Remote", op)
 		}
 		if t.closed.Load() {
@@ -53,7 +53,7 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 			return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is not bound")
 		}
 		if w.Target != nil {
-			if r, _ := provider.RawRemote(w.Target).(*remote); r != b {
+			if asRemote(w.Target) != b {
 				return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is bound to %v, request names another target", b.desc.ID)
 			}
 		}

@@ -51,6 +51,7 @@ func Opcode(w *provider.WR, l *Limits) error {
 // operands of atomics. It does not look at what the SGEs name.
 func Shape(w *provider.WR, l *Limits) error {
 	op := w.Opcode
+	size := w.DataLen()
 	if w.Flags&provider.FlagInline != 0 {
 		if op == provider.OpRead || op.IsAtomic() {
 			return provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
@@ -58,8 +59,8 @@ func Shape(w *provider.WR, l *Limits) error {
 		if len(w.Inline) > 0 && len(w.Local) > 0 {
 			return provider.Errorf(provider.ErrInvalid, "an inline request has its data in Inline or in Local SGEs, not both")
 		}
-		if n := w.DataLen(); n > uint64(l.MaxInline) {
-			return provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", n, l.MaxInline)
+		if size > uint64(l.MaxInline) {
+			return provider.Errorf(provider.ErrInvalid, "%d bytes inline, limit %d", size, l.MaxInline)
 		}
 	}
 	if !w.InlineBytes() && len(w.Local) > l.MaxSGE {
@@ -73,8 +74,8 @@ func Shape(w *provider.WR, l *Limits) error {
 			return provider.Errorf(provider.ErrInvalid, "READ scatters into %d sges, %s allows %d", len(w.Local), l.Device, l.MaxReadSGE)
 		}
 	}
-	if w.DataLen() > l.MaxMsgSize {
-		return provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", w.DataLen(), l.MaxMsgSize)
+	if size > l.MaxMsgSize {
+		return provider.Errorf(provider.ErrInvalid, "%d bytes exceed the message size limit %d", size, l.MaxMsgSize)
 	}
 	// A range that wraps around the address space lies in no segment. It
 	// is refused here, not left to the execution, because a responder that
@@ -88,7 +89,7 @@ func Shape(w *provider.WR, l *Limits) error {
 		}
 	}
 	if op.IsOneSided() {
-		n := max(w.DataLen(), uint64(w.Remote.Len))
+		n := max(size, uint64(w.Remote.Len))
 		if op.IsAtomic() {
 			n = 8
 		}
