@@ -214,13 +214,6 @@ func placeSG(dst, src *sgList) (uint64, error) {
 	return n + m, err
 }
 
-// storeBarrier keeps the stores before it ahead of those after it: an
-// atomic read-modify-write is a full barrier on x86 (LOCK) and acquire +
-// release on arm64 (LDADDAL), and the compiler moves no access across it.
-func storeBarrier() {
-	var b atomic.Uint32
-	b.Add(1)
-}
 
 // sub sets r to the part [off, off+n) of the list's stream; its spans
 // share the list's references and are not released on their own.
