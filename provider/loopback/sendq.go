@@ -55,6 +55,11 @@ type sendq struct {
 	// run holds the messages of a run of SENDs (see postRun), made on the
 	// first one.
 	run *[maxRun]runMsg
+	// lastTarget is the Target of the last request that named one (when
+	// a pointer) and lastRemote what it resolved to: a loop that posts to
+	// one peer unwraps its SDK wrapper once (see target).
+	lastTarget provider.Remote
+	lastRemote *remote
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {

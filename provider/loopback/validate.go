@@ -1,6 +1,8 @@
 package loopback
 
 import (
+	"reflect"
+
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
@@ -65,12 +67,22 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 	if w.Target == nil {
 		return nil, provider.Errorf(provider.ErrInvalid, "%v needs a Target in %v mode", w.Opcode, q.mode)
 	}
+	if w.Target == q.lastTarget {
+		if r := q.lastRemote; !r.closed.Load() {
+			return r, nil
+		}
+	}
 	r, err := q.ctx.ownRemote(w.Target)
 	if err != nil {
 		return nil, err
 	}
 	if r.desc.Mode != q.mode {
 		return nil, provider.Errorf(provider.ErrInvalid, "target is %v, queue is %v", r.desc.Mode, q.mode)
+	}
+	// Only a pointer is kept: comparing interfaces whose dynamic type
+	// holds a slice or map would panic.
+	if reflect.TypeOf(w.Target).Kind() == reflect.Pointer {
+		q.lastTarget, q.lastRemote = w.Target, r
 	}
 	return r, nil
 }
