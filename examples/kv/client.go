@@ -56,10 +56,13 @@ type client struct {
 
 // inflight is a window entry's outstanding request.
 type inflight struct {
-	key   int // owned index
-	op    byte
+	key int // owned index
+	op  byte
+	// ver is the key's version when the request was issued, or for a
+	// PUT the version it stores.
 	ver   uint32
 	start time.Time
+	live  bool // a request is outstanding in this window entry
 }
 
 // recvBatch is how many receive buffers a client reposts at once.
@@ -75,7 +78,7 @@ func clientDepths(ctx *urma.Context, cfg *config) (jfs, jfr, jfc int) {
 }
 
 func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completions, jfrToken uint32) (*client, error) {
-	c := &client{id: id, gi: gi, cfg: cfg, cq: cq, resp: respSize(cfg.value), m: newModel(id, cfg.clients, cfg.keys, cfg.value),
+	c := &client{id: id, gi: gi, cfg: cfg, cq: cq, resp: respSize(cfg.value), m: newModel(id, cfg.clients, cfg.keys),
 		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
 	c.nrecv = cfg.window + recvBatch(cfg.window)
 	depth, rdepth, _ := clientDepths(ctx, cfg)
@@ -200,16 +203,17 @@ func (c *client) issue(preload bool, now time.Time) error {
 			op = opGet
 		}
 	}
+	ver := c.m.take(j)
 	size := slotSize(c.cfg.value)
 	slot := c.stage.Bytes()[w*size : (w+1)*size]
 	keyOf(&c.key, c.m.id(j))
-	f := inflight{key: j, op: op, start: now}
+	f := inflight{key: j, op: op, ver: ver, start: now, live: true}
 	var off int
 	var err error
 	if op == opGet {
 		off, err = putGet(slot, c.key[:])
 	} else {
-		f.ver = c.m.versions[j] + 1
+		f.ver = nextVersion(ver)
 		val := slot[size-slotTail-c.cfg.value : size-slotTail]
 		fillValue(val, c.m.id(j), f.ver)
 		off, err = putPut(slot, c.key[:], val)
@@ -217,7 +221,6 @@ func (c *client) issue(preload bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	c.m.busy[j] = true
 	c.win[w] = f
 	// The request goes to a worker at random, into this client's slot of
 	// the same window entry: free while the entry is.
@@ -245,14 +248,15 @@ func (c *client) receive(cr jetty.CR, measured bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if r.window >= len(c.win) || !c.m.busy[c.win[r.window].key] {
+	if r.window >= len(c.win) || !c.win[r.window].live {
 		return fmt.Errorf("response for window entry %d, which has no request outstanding", r.window)
 	}
 	f := &c.win[r.window]
 	if err := c.check(f, r, measured); err != nil {
 		return err
 	}
-	c.m.busy[f.key] = false
+	c.m.settle(f.key, f.ver)
+	f.live = false
 	c.free = append(c.free, r.window)
 	if measured {
 		c.hist.record(now.Sub(f.start))
@@ -271,10 +275,9 @@ func (c *client) check(f *inflight, r response, measured bool) error {
 		if r.status != stOK {
 			return fmt.Errorf("PUT of key %d: status %d", c.m.id(f.key), r.status)
 		}
-		c.m.versions[f.key] = f.ver
 		n.puts++
 	} else {
-		known, err := c.m.check(f.key, r, c.cfg.value)
+		known, err := c.m.check(f.key, f.ver, r, c.cfg.value)
 		if err != nil {
 			return err
 		}
