@@ -47,6 +47,11 @@ type client struct {
 	rng    *rand.Rand
 	key    [keySize]byte
 	next   int // preload cursor
+	// pick is the random owned index the next request starts its search
+	// at, drawn one request ahead so that its model word is prefetched:
+	// the model is too big for the caches, and its word was the client's
+	// costliest miss.
+	pick int
 	sent   uint64
 	hist   hist
 	counts counts
@@ -98,6 +103,7 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 	if c.recv, err = segment.Alloc(ctx, uint64(c.nrecv*c.resp), segment.Config{Access: segment.LocalOnly}); err != nil {
 		return c, err
 	}
+	c.pick = c.rng.IntN(c.m.owned())
 	c.win = make([]inflight, cfg.window)
 	for i := range cfg.window {
 		c.free = append(c.free, cfg.window-1-i)
@@ -198,7 +204,9 @@ func (c *client) issue(preload bool, now time.Time) error {
 	if preload {
 		j, c.next = c.next, c.next+1
 	} else {
-		j = c.m.free(c.rng.IntN(c.m.owned()))
+		j = c.m.free(c.pick)
+		c.pick = c.rng.IntN(c.m.owned())
+		c.m.prefetch(c.pick)
 		if c.rng.Float64() < c.cfg.getRatio {
 			op = opGet
 		}

@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
+
+	"github.com/urma-go/sdk/internal/prefetch"
 )
 
 // Keys are numbered 0 to keys-1; a key's 16 bytes are a hash of its number
@@ -90,6 +93,9 @@ func (m *model) free(j int) int {
 	}
 	return j
 }
+
+// prefetch asks for the cache line of owned index j's word.
+func (m *model) prefetch(j int) { prefetch.Read(unsafe.Pointer(&m.state[j])) }
 
 // take marks owned index j busy and returns its version.
 func (m *model) take(j int) uint32 {
