@@ -37,6 +37,14 @@ func (b *batch) add(wr jetty.WR, local jetty.SGE) {
 	b.n++
 }
 
+// addInline queues a request whose data, copied during the post, is data.
+func (b *batch) addInline(wr jetty.WR, data []byte) {
+	wr.Flags |= jetty.Inline
+	wr.Inline, wr.Local = data, nil
+	b.wrs[b.n] = wr
+	b.n++
+}
+
 // post posts the queued requests. A full send queue is not an error: the
 // requests it did not take move to the front and stay queued, and the
 // caller polls a completion before posting again.
@@ -57,7 +65,9 @@ func (b *batch) post(q *jetty.JFS) (full bool, err error) {
 	left := copy(b.wrs, b.wrs[pe.Index:b.n])
 	copy(b.sges, b.sges[pe.Index:b.n])
 	for i := range left {
-		b.wrs[i].Local = b.sges[i][:]
+		if b.wrs[i].Flags&jetty.Inline == 0 {
+			b.wrs[i].Local = b.sges[i][:]
+		}
 	}
 	b.n = left
 	return true, nil

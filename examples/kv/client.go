@@ -35,6 +35,9 @@ type client struct {
 	resp    int // receive buffer size
 	nrecv   int // receive buffers: window + recvBatch; the JFR has room for a batch more
 	signal  int
+	// inline is the largest request sent inline: as in HERD, a request
+	// is copied during the post, with no local segment to check and pin.
+	inline int
 
 	win    []inflight
 	free   []int
@@ -90,7 +93,8 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 	c.signal = max(1, min(cfg.signal, depth/2))
 	c.b = newBatch(cfg.window)
 	var err error
-	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: c.cq.JFC}); err != nil {
+	c.inline = min(slotSize(cfg.value), ctx.Device().Attr().MaxInline)
+	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, MaxInline: c.inline, JFC: c.cq.JFC}); err != nil {
 		return c, err
 	}
 	if c.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: rdepth, Mode: jetty.RM, JFC: c.cq.JFC,
@@ -239,8 +243,13 @@ func (c *client) issue(preload bool, now time.Time) error {
 	if c.writes++; c.writes%c.signal == 0 {
 		flags = jetty.Signaled
 	}
-	c.b.add(jetty.WR{Opcode: urma.OpWrite, Flags: flags, Target: c.server, UserCtx: uint64(w),
-		Remote: c.region.SGE(uint64(remote+c.slot-int(n)), n)}, c.stage.SGE(uint64(w*size+off), n))
+	wr := jetty.WR{Opcode: urma.OpWrite, Flags: flags, Target: c.server, UserCtx: uint64(w),
+		Remote: c.region.SGE(uint64(remote+c.slot-int(n)), n)}
+	if int(n) <= c.inline {
+		c.b.addInline(wr, slot[off:])
+	} else {
+		c.b.add(wr, c.stage.SGE(uint64(w*size+off), n))
+	}
 	c.sent++
 	return nil
 }
