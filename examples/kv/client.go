@@ -54,7 +54,7 @@ type client struct {
 	// at, drawn one request ahead so that its model word is prefetched:
 	// the model is too big for the caches, and its word was the client's
 	// costliest miss.
-	pick int
+	pick   int
 	sent   uint64
 	hist   hist
 	counts counts

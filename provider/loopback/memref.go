@@ -214,7 +214,6 @@ func placeSG(dst, src *sgList) (uint64, error) {
 	return n + m, err
 }
 
-
 // sub sets r to the part [off, off+n) of the list's stream; its spans
 // share the list's references and are not released on their own.
 func (l *sgList) sub(off, n uint64, r *sgList) {
