@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
 )
 
@@ -261,6 +262,11 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		return true
 	}
 	slot := (*recvSlot)(v.ring.payload(pos))
+	// The next message claims the next receive and must read it before
+	// it can copy anything: ask for its line now, while this one copies.
+	// The receiver posted it long before, unless the ring runs near
+	// empty.
+	prefetch.Read(unsafe.Pointer(v.ring.seq(pos + 1)))
 	cr := provider.CR{Status: provider.CRSuccess, UserCtx: slot.userCtx, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
 	recvRecord(&cr, w, v)
 	var n uint64
