@@ -40,6 +40,16 @@ func localSpan(sg *provider.SGE, s *span) bool {
 	return true
 }
 
+// recvRecordBase makes cr a successful receive-side record of the queue
+// localID for a message from q. It stores field by field: a composite
+// literal with a returned JettyID is built in temporaries and copied in
+// wide loads that stall on the narrow stores that built them.
+func (q *sendq) recvRecordBase(cr *provider.CR, localID uint32) {
+	*cr = provider.CR{}
+	cr.Status, cr.LocalID = provider.CRSuccess, localID
+	cr.RemoteID.EID, cr.RemoteID.UASID, cr.RemoteID.ID = q.ctx.eid, q.ctx.uasid, q.id
+}
+
 // recvRecord fills in what a receive's record says of the request w that
 // consumed it: its opcode, flags and immediate data.
 func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
@@ -267,7 +277,9 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	// The receiver posted it long before, unless the ring runs near
 	// empty.
 	prefetch.Read(unsafe.Pointer(v.ring.seq(pos + 1)))
-	cr := provider.CR{Status: provider.CRSuccess, UserCtx: slot.userCtx, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
+	var cr provider.CR
+	q.recvRecordBase(&cr, v.id)
+	cr.UserCtx = slot.userCtx
 	recvRecord(&cr, w, v)
 	var n uint64
 	st := provider.CRSuccess

@@ -105,7 +105,8 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		q.unpinRun(n, v)
 		return 0
 	}
-	cr := provider.CR{Status: provider.CRSuccess, LocalID: v.id, RemoteID: q.ctx.jettyID(q.id)}
+	var cr provider.CR
+	q.recvRecordBase(&cr, v.id)
 	first, reserved := v.jfc.ring.reserveRecords(uint64(n))
 	wake := false
 	for i := 0; i < n; i++ {
