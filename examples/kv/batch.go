@@ -29,20 +29,14 @@ func newBatch(size int) batch {
 
 func (b *batch) full() bool { return b.n == len(b.wrs) }
 
-// add queues a request with one local SGE.
-func (b *batch) add(wr jetty.WR, local jetty.SGE) {
-	b.sges[b.n][0] = local
-	wr.Local = b.sges[b.n][:]
-	b.wrs[b.n] = wr
+// next queues a zeroed request for the caller to fill in place (a
+// jetty.WR built elsewhere and copied in is copied through temporaries).
+// For a request with a local SGE, local returns the SGE's slot.
+func (b *batch) next() (w *jetty.WR, local *[1]jetty.SGE) {
+	w, local = &b.wrs[b.n], &b.sges[b.n]
+	*w = jetty.WR{}
 	b.n++
-}
-
-// addInline queues a request whose data, copied during the post, is data.
-func (b *batch) addInline(wr jetty.WR, data []byte) {
-	wr.Flags |= jetty.Inline
-	wr.Inline, wr.Local = data, nil
-	b.wrs[b.n] = wr
-	b.n++
+	return w, local
 }
 
 // post posts the queued requests. A full send queue is not an error: the

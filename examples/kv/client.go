@@ -243,12 +243,15 @@ func (c *client) issue(preload bool, now time.Time) error {
 	if c.writes++; c.writes%c.signal == 0 {
 		flags = jetty.Signaled
 	}
-	wr := jetty.WR{Opcode: urma.OpWrite, Flags: flags, Target: c.server, UserCtx: uint64(w),
-		Remote: c.region.SGE(uint64(remote+c.slot-int(n)), n)}
+	wr, local := c.b.next()
+	wr.Opcode, wr.Flags, wr.Target, wr.UserCtx = urma.OpWrite, flags, c.server, uint64(w)
+	wr.Remote = c.region.SGE(uint64(remote+c.slot-int(n)), n)
 	if int(n) <= c.inline {
-		c.b.addInline(wr, slot[off:])
+		wr.Flags |= jetty.Inline
+		wr.Inline = slot[off:]
 	} else {
-		c.b.add(wr, c.stage.SGE(uint64(w*size+off), n))
+		local[0] = c.stage.SGE(uint64(w*size+off), n)
+		wr.Local = local[:]
 	}
 	c.sent++
 	return nil

@@ -211,8 +211,10 @@ func (w *worker) respond(ctx context.Context, c, idx, n int) error {
 		r.dirty = true
 		w.dirty = append(w.dirty, c)
 	}
-	r.b.add(jetty.WR{Opcode: urma.OpSend, Flags: flags, Target: r.to, UserCtx: uint64(idx)},
-		w.ss.resps.SGE(uint64(idx*w.ss.resp), uint32(n)))
+	wr, local := r.b.next()
+	wr.Opcode, wr.Flags, wr.Target, wr.UserCtx = urma.OpSend, flags, r.to, uint64(idx)
+	local[0] = w.ss.resps.SGE(uint64(idx*w.ss.resp), uint32(n))
+	wr.Local = local[:]
 	if r.b.full() {
 		return w.flush(ctx, c)
 	}

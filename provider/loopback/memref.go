@@ -121,7 +121,13 @@ func (l *sgList) only(s span) *sgList {
 	return l
 }
 
-func (l *sgList) addBytes(b []byte) { l.add(span{b: b, n: uint64(len(b))}) }
+// addBytes adds b, which needs no reference. Its fields are stored one by
+// one, not copied from a literal (see span).
+func (l *sgList) addBytes(b []byte) {
+	s := &l.s[l.n]
+	s.b, s.raddr, s.n, s.ref = b, 0, uint64(len(b)), nil
+	l.n++
+}
 
 // release drops the list's references and forgets its spans, so that a
 // kept list holds no caller memory alive.
