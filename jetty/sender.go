@@ -89,8 +89,11 @@ func (s *sender) Modify(st State) error {
 // postOne posts the scratch request built by fill.
 func (s *sender) postOne(op Opcode, to *Remote, flags Flags, userCtx uint64, fill func(w *WR)) error {
 	s.mu.Lock()
+	// Zeroed, then filled field by field: a literal stored through a
+	// pointer is built in a temporary and copied.
 	w := &s.one[0]
-	*w = WR{Opcode: op, Flags: flags | Signaled, UserCtx: userCtx}
+	*w = WR{}
+	w.Opcode, w.Flags, w.UserCtx = op, flags|Signaled, userCtx
 	if to != nil {
 		w.Target = to.p
 	}
