@@ -40,6 +40,10 @@ func localSpan(sg *provider.SGE, s *span) bool {
 	return true
 }
 
+// earlyRecordMax is the largest message whose receive record deliver
+// reserves before copying it.
+const earlyRecordMax = 4096
+
 // recvRecordBase makes cr a successful receive-side record of the queue
 // localID for a message from q. It stores field by field: a composite
 // literal with a returned JettyID is built in temporaries and copied in
@@ -281,6 +285,17 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	q.recvRecordBase(&cr, v.id)
 	cr.UserCtx = slot.userCtx
 	recvRecord(&cr, w, v)
+	// A small message's record slot is reserved before its data moves:
+	// the reservation is an atomic, which after the copy would first wait
+	// for the data's lines to reach the receiver's core, and the record's
+	// lines would be asked for only then. A big one reserves after: a
+	// reserved slot holds back the JFC's later records until published.
+	early := src.total() <= earlyRecordMax
+	var rpos uint64
+	var reserved bool
+	if early {
+		rpos, reserved = v.jfc.ring.reserveRecord()
+	}
 	var n uint64
 	st := provider.CRSuccess
 	if dst != nil {
@@ -321,7 +336,11 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	// The buffers are let go after the record is out: letting go is an
 	// atomic add, which would first wait for the data's cache lines.
 	v.ring.release(pos)
-	v.jfc.push(&cr, 0)
+	if early {
+		v.jfc.pushReserved(rpos, reserved, &cr)
+	} else {
+		v.jfc.push(&cr, 0)
+	}
 	if dst == nil {
 		q.sg[1].release()
 	}

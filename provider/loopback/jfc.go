@@ -79,6 +79,17 @@ func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
 	v.notify(urgent(cr))
 }
 
+// pushReserved is push for a record whose slot was reserved earlier: at
+// pos, or, when reserved is false, in a ring that had no room.
+func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR) {
+	if !reserved {
+		v.overflow()
+		return
+	}
+	v.write(pos, cr, 0)
+	v.notify(urgent(cr))
+}
+
 // write fills the reserved slot pos with the record and publishes it.
 func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
 	s := (*crSlot)(v.ring.payload(pos))

@@ -1,8 +1,11 @@
 package loopback_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
@@ -42,4 +45,42 @@ func TestPostSwitchesTargets(t *testing.T) {
 	}
 	require.NoError(t, p.jfs.Post(wr(p.remote)))
 	p.pollOne(t, p.jfcA)
+}
+
+// A receive-side record that finds the receiver's JFC full is dropped and
+// reported as the JFC's JFC_ERR event, as a send-side one is; the records
+// before it stay. Small SENDs reserve their record's slot before copying,
+// big ones after: both must report.
+func TestRecvRecordOverrunRaisesJFCErr(t *testing.T) {
+	for _, size := range []uint32{8, 8192} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			p := newPair(t)
+			jfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{Depth: 2})
+			require.NoError(t, err)
+			jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: jfc, Depth: 8})
+			require.NoError(t, err)
+			remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
+			require.NoError(t, err)
+			for i := range 3 {
+				require.NoError(t, jfr.Recv(p.dst.SGE(0, size), uint64(i)))
+			}
+			for i := range 3 {
+				require.NoError(t, p.jfs.Send(remote, p.src.SGE(0, size), 0, uint64(10+i)))
+				p.pollOne(t, p.jfcA)
+			}
+			ev, err := p.b.GetAsyncEventTimeout(5 * time.Second)
+			require.NoError(t, err)
+			require.Equal(t, urma.EventJFCErr, ev.Type)
+			require.Same(t, jfc, ev.Object)
+			require.NoError(t, ev.Ack())
+			crs := make([]jetty.CR, 4)
+			n, err := jfc.Poll(crs)
+			require.NoError(t, err)
+			require.Equal(t, 2, n, "the records that fit")
+			assert.Equal(t, []uint64{0, 1}, []uint64{crs[0].UserCtx, crs[1].UserCtx})
+			require.NoError(t, remote.Close())
+			require.NoError(t, jfr.Close())
+			require.NoError(t, jfc.Close())
+		})
+	}
 }
