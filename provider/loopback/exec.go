@@ -57,14 +57,22 @@ func (q *sendq) recvRecordBase(cr *provider.CR, localID uint32) {
 // recvRecord fills in what a receive's record says of the request w that
 // consumed it: its opcode, flags and immediate data.
 func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
-	cr.Opcode, cr.Flags, cr.Imm = w.Opcode, provider.CRFlagRecv|v.crFlags, 0
+	flags, imm := recvFlags(w, v)
+	cr.Opcode, cr.Flags, cr.Imm = w.Opcode, flags, imm
+}
+
+// recvFlags returns the flags and immediate data of the record of a
+// receive of v that the request w consumed.
+func recvFlags(w *provider.WR, v *rqView) (provider.CRFlags, uint64) {
+	flags, imm := provider.CRFlagRecv|v.crFlags, uint64(0)
 	if w.Flags&provider.FlagSolicited != 0 {
-		cr.Flags |= provider.CRFlagSolicited
+		flags |= provider.CRFlagSolicited
 	}
 	if w.Opcode != provider.OpSend {
-		cr.Flags |= provider.CRFlagImm
-		cr.Imm = w.Imm
+		flags |= provider.CRFlagImm
+		imm = w.Imm
 	}
+	return flags, imm
 }
 
 // remoteSpan acquires the remote range into s if the segment grants need;

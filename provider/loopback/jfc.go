@@ -90,6 +90,39 @@ func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR) {
 	v.notify(urgent(cr))
 }
 
+// senderWords are the words of a receive record that name the sender.
+type senderWords struct {
+	eid [2]uint64
+	ids uint64
+}
+
+// fill sets s to name q.
+func (s *senderWords) fill(q *sendq) {
+	s.eid[0] = binary.NativeEndian.Uint64(q.ctx.eid[:8])
+	s.eid[1] = binary.NativeEndian.Uint64(q.ctx.eid[8:])
+	s.ids = uint64(q.ctx.uasid) | uint64(q.id)<<32
+}
+
+// writeRecv fills the reserved slot pos with the successful record of a
+// receive of rq that the message w from sw consumed (n bytes into the
+// receive userCtx), publishes it, and tells whether it is urgent. Unlike
+// write it reads no provider.CR: one written just before, field by field,
+// and read back in the wider loads write combines them into, cannot be
+// forwarded, so each such load waits for every store before it, the
+// messages' stores to the receiver's lines among them.
+func (v *jfcView) writeRecv(pos uint64, w *provider.WR, rq *rqView, sw *senderWords, userCtx uint64, n uint32) bool {
+	flags, imm := recvFlags(w, rq)
+	s := (*crSlot)(v.ring.payload(pos))
+	s.userCtx = userCtx
+	s.word = imm
+	s.remoteEID = sw.eid
+	s.ids = sw.ids
+	s.lenLocal = uint64(n) | uint64(rq.id)<<32
+	s.kind = uint64(provider.CRSuccess) | uint64(w.Opcode)<<8 | uint64(flags)<<16
+	v.ring.publish(pos)
+	return flags&provider.CRFlagSolicited != 0
+}
+
 // write fills the reserved slot pos with the record and publishes it.
 func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
 	s := (*crSlot)(v.ring.payload(pos))

@@ -107,21 +107,22 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 	}
 	var cr provider.CR
 	q.recvRecordBase(&cr, v.id)
+	var sw senderWords
+	sw.fill(q)
 	first, reserved := v.jfc.ring.reserveRecords(uint64(n))
 	wake := false
 	for i := 0; i < n; i++ {
 		m, w := &q.run[i], &ws[i]
 		copy(m.dst.b, m.src.b)
 		r.release(pos + uint64(i))
-		cr.UserCtx, cr.Len = m.userCtx, uint32(m.src.n)
-		recvRecord(&cr, w, v)
-		wake = wake || urgent(&cr)
 		if reserved {
-			v.jfc.write(first+uint64(i), &cr, 0)
+			wake = v.jfc.writeRecv(first+uint64(i), w, v, &sw, m.userCtx, uint32(m.src.n)) || wake
 		} else {
 			// Too little room for the run's records at once: each takes
 			// its chance alone, and those that find none overflow the
 			// JFC, as a single delivery's would.
+			cr.UserCtx, cr.Len = m.userCtx, uint32(m.src.n)
+			recvRecord(&cr, w, v)
 			v.jfc.push(&cr, 0)
 		}
 	}
