@@ -90,6 +90,29 @@ func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR) {
 	v.notify(urgent(cr))
 }
 
+// pushSlot adds a record given as its slot's words (see writeRecv for why
+// not as a provider.CR); urgent says whether it wakes a solicited-only
+// arm.
+func (v *jfcView) pushSlot(r *crSlot, urgent bool) {
+	pos, ok := v.ring.reserveRecord()
+	if !ok {
+		v.overflow()
+		return
+	}
+	// Word by word: a struct copy would load them 16 bytes at a time,
+	// which the 8-byte stores that filled r cannot forward.
+	s := (*crSlot)(v.ring.payload(pos))
+	s.userCtx = r.userCtx
+	s.word = r.word
+	s.remoteEID[0] = r.remoteEID[0]
+	s.remoteEID[1] = r.remoteEID[1]
+	s.ids = r.ids
+	s.lenLocal = r.lenLocal
+	s.kind = r.kind
+	v.ring.publish(pos)
+	v.notify(urgent)
+}
+
 // senderWords are the words of a receive record that name the sender.
 type senderWords struct {
 	eid [2]uint64

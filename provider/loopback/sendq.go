@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -307,17 +308,24 @@ func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CR
 	if st == provider.CRSuccess && w.Flags&provider.FlagSignaled == 0 {
 		return
 	}
-	// Field by field: a composite literal is built in a temporary and
-	// copied in wide loads that stall on its narrow stores.
-	var cr provider.CR
-	cr.Status, cr.Opcode, cr.Len, cr.UserCtx, cr.LocalID = st, w.Opcode, n, w.UserCtx, q.id
+	// The slot's words are made here rather than through a provider.CR,
+	// whose fields written now would be read back in wider loads that
+	// cannot be forwarded and wait for every store before them: this
+	// runs right after the request's data went to a peer's lines.
+	var flags provider.CRFlags
 	if q.jetty != nil {
-		cr.Flags = provider.CRFlagJetty
+		flags = provider.CRFlagJetty
 	}
+	var r crSlot
+	r.userCtx, r.word, r.lenLocal = w.UserCtx, seq, uint64(n)|uint64(q.id)<<32
+	r.kind = uint64(st) | uint64(w.Opcode)<<8 | uint64(flags)<<16
 	if rem != nil {
-		cr.RemoteID = rem.desc.ID
+		id := &rem.desc.ID
+		r.remoteEID[0] = binary.NativeEndian.Uint64(id.EID[:8])
+		r.remoteEID[1] = binary.NativeEndian.Uint64(id.EID[8:])
+		r.ids = uint64(id.UASID) | uint64(id.ID)<<32
 	}
-	q.jfc.view.push(&cr, seq)
+	q.jfc.view.pushSlot(&r, st != provider.CRSuccess)
 }
 
 // fail completes a request with an error status and moves the queue to
