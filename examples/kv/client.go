@@ -259,7 +259,7 @@ func (c *client) issue(preload bool, now time.Time) error {
 
 // receive checks a response against the model, frees its window entry
 // and reposts receive buffers in batches; now is when it was polled.
-func (c *client) receive(cr jetty.CR, measured bool, now time.Time) error {
+func (c *client) receive(cr *jetty.CR, measured bool, now time.Time) error {
 	idx := int(uint32(cr.UserCtx))
 	if idx >= c.nrecv || int(cr.Len) > c.resp {
 		return fmt.Errorf("unexpected receive %v", cr)

@@ -87,9 +87,9 @@ func (g *group) run(ctx context.Context, phases []phase) error {
 		// clock reading dates them all.
 		var polled time.Time
 		for {
-			cr, err := g.cq.Next(ctx, waitLimit)
+			cr, err := g.cq.NextRef(ctx, waitLimit)
 			if err != nil {
-				if !cr.OK() {
+				if cr != nil && !cr.OK() {
 					err = fmt.Errorf("%w: %v", err, cr)
 				}
 				return fmt.Errorf("clients %v: %w", g.ids(), err)

@@ -62,8 +62,22 @@ func (c *Completions) Queued() int { return len(c.queued) }
 // limit without a record. A record with an error status is returned with
 // its error.
 func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, error) {
+	cr, err := c.NextRef(ctx, limit)
+	if cr == nil {
+		return jetty.CR{}, err
+	}
+	return *cr, err
+}
+
+// NextRef is Next without copying the record out: it stays in c's
+// buffer, valid until the next call. A busy loop reads it in place, field
+// by field: a copy loads it in wide loads that the poll's narrow stores
+// of its fields cannot forward, and each waits for every store before it,
+// such as a request's data on its way to a peer. The record is nil when
+// there is none (ctx done, or nothing within limit).
+func (c *Completions) NextRef(ctx context.Context, limit time.Duration) (*jetty.CR, error) {
 	if len(c.queued) > 0 {
-		cr := c.queued[0]
+		cr := &c.queued[0]
 		c.queued = c.queued[1:]
 		return cr, cr.Err()
 	}
@@ -73,21 +87,21 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 	for {
 		n, err := c.JFC.Poll(c.crs)
 		if err != nil {
-			return jetty.CR{}, err
+			return nil, err
 		}
 		if n > 0 {
 			c.queued = c.crs[1:n]
-			return c.crs[0], c.crs[0].Err()
+			return &c.crs[0], c.crs[0].Err()
 		}
 		if c.pace.Tick() || c.Event() {
 			if err := ctx.Err(); err != nil {
-				return jetty.CR{}, err
+				return nil, err
 			}
 			switch now := time.Now(); {
 			case deadline.IsZero():
 				deadline = now.Add(limit)
 			case now.After(deadline):
-				return jetty.CR{}, fmt.Errorf("no completion in %v", limit)
+				return nil, fmt.Errorf("no completion in %v", limit)
 			}
 		}
 		if !c.Event() {
@@ -98,10 +112,10 @@ func (c *Completions) Next(ctx context.Context, limit time.Duration) (jetty.CR, 
 		if err := c.JFC.Rearm(false); errors.Is(err, urma.ErrAgain) {
 			continue
 		} else if err != nil {
-			return jetty.CR{}, err
+			return nil, err
 		}
 		if err := c.JFC.Wait(eventSlice); err != nil && !errors.Is(err, urma.ErrTimeout) {
-			return jetty.CR{}, err
+			return nil, err
 		}
 	}
 }
