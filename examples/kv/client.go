@@ -219,7 +219,10 @@ func (c *client) issue(preload bool, now time.Time) error {
 	size := slotSize(c.cfg.value)
 	slot := c.stage.Bytes()[w*size : (w+1)*size]
 	keyOf(&c.key, c.m.id(j))
-	f := inflight{key: j, op: op, ver: ver, start: now, live: true}
+	// The window entry is filled in place, not copied from a literal
+	// (see the batch's next).
+	f := &c.win[w]
+	f.key, f.op, f.ver, f.start, f.live = j, op, ver, now, true
 	var off int
 	var err error
 	if op == opGet {
@@ -233,7 +236,6 @@ func (c *client) issue(preload bool, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	c.win[w] = f
 	// The request goes to a worker at random, into this client's slot of
 	// the same window entry: free while the entry is.
 	worker := c.rng.IntN(c.workers)

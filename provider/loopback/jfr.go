@@ -181,11 +181,17 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 			return i, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
 		}
 		p := q.ring.payload(pos)
-		*(*recvSlot)(p) = recvSlot{userCtx: w.UserCtx, nsge: uint32(len(w.Local))}
+		// Field by field: a literal stored through a pointer is built
+		// in a temporary and copied in wide loads, which wait for every
+		// earlier store when they cannot be forwarded from the narrower
+		// ones that built it.
+		rs := (*recvSlot)(p)
+		rs.userCtx, rs.nsge = w.UserCtx, uint32(len(w.Local))
 		dst := unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)
 		for k := range w.Local {
 			s, _ := q.ctx.localSeg(w.Local[k].Seg)
-			dst[k] = recvSGE{addr: w.Local[k].Addr, length: w.Local[k].Len, handle: s.handle, gen: s.ref.gen}
+			d := &dst[k]
+			d.addr, d.length, d.handle, d.gen = w.Local[k].Addr, w.Local[k].Len, s.handle, s.ref.gen
 		}
 		q.ring.publish(pos)
 	}

@@ -147,7 +147,7 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 	m.src, m.dst = span{}, span{}
 	switch {
 	case w.InlineBytes():
-		m.src = span{b: w.Inline, n: uint64(len(w.Inline))}
+		m.src.b, m.src.n = w.Inline, uint64(len(w.Inline))
 	case len(w.Local) == 1:
 		// A local segment is memory of this process: its span is mapped.
 		if !localSpan(&w.Local[0], &m.src) {
