@@ -79,7 +79,8 @@ func (r *receiver) PostRecv(wrs []RecvWR) error {
 func (r *receiver) Recv(buf SGE, userCtx uint64) error {
 	r.mu.Lock()
 	r.sge[0] = buf
-	r.one[0] = RecvWR{UserCtx: userCtx, Local: r.sge[:]}
+	w := &r.one[0] // filled in place (see sender.postOne)
+	w.UserCtx, w.Local = userCtx, r.sge[:]
 	n, err := r.postAll(r.one[:])
 	r.one[0], r.sge[0] = RecvWR{}, SGE{}
 	r.mu.Unlock()

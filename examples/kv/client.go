@@ -150,7 +150,8 @@ func (c *client) close() error {
 func (c *client) postRecvs() error {
 	for i, idx := range c.repost {
 		c.rsges[i][0] = c.recv.SGE(uint64(idx*c.resp), uint32(c.resp))
-		c.rwrs[i] = jetty.RecvWR{UserCtx: uint64(c.gi)<<32 | uint64(idx), Local: c.rsges[i][:]}
+		w := &c.rwrs[i] // filled in place (see the batch's next)
+		w.UserCtx, w.Local = uint64(c.gi)<<32|uint64(idx), c.rsges[i][:]
 	}
 	posted := len(c.repost)
 	if err := c.jfr.PostRecv(c.rwrs[:posted]); err != nil {
