@@ -33,6 +33,21 @@ type crSlot struct {
 
 func (s *crSlot) flags() uint8 { return uint8(s.kind >> 16) }
 
+// load copies the record in p word by word. A struct copy loads 16 bytes
+// at a time, and a record this core has just written (its own request's)
+// cannot be forwarded to such loads from the 8-byte stores that wrote it:
+// each would wait for every earlier store, the request's data to a peer
+// among them.
+func (s *crSlot) load(p *crSlot) {
+	s.userCtx = p.userCtx
+	s.word = p.word
+	s.remoteEID[0] = p.remoteEID[0]
+	s.remoteEID[1] = p.remoteEID[1]
+	s.ids = p.ids
+	s.lenLocal = p.lenLocal
+	s.kind = p.kind
+}
+
 var crSlotSize = unsafe.Sizeof(crSlot{})
 
 // crHole marks a slot that a producer reserved and died before filling:

@@ -220,7 +220,7 @@ func (r *ring) room(pos, n uint64) int {
 // claimRecord copies the oldest published record of a JFC ring into dst
 // and consumes it; false when there is none. The copy comes before the
 // claim, because once deq moves past a slot its producer may write it.
-func claimRecord[T any](r *ring, dst *T) bool {
+func claimRecord(r *ring, dst *crSlot) bool {
 	for {
 		pos := atomic.LoadUint64(r.deq)
 		if atomic.LoadUint64(r.seq(pos)) != pos+1 {
@@ -229,7 +229,7 @@ func claimRecord[T any](r *ring, dst *T) bool {
 			}
 			return false
 		}
-		*dst = *(*T)(r.payload(pos))
+		dst.load((*crSlot)(r.payload(pos)))
 		if atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
 			return true
 		}

@@ -16,10 +16,6 @@ type ringProto struct {
 	pop  func(r *ring) (uint64, bool)
 }
 
-// testRecord is a payload whose halves must agree, so that a torn copy of
-// a slot that a producer was rewriting shows.
-type testRecord struct{ v, not uint64 }
-
 func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 	recv := ringProto{name: "receive",
 		push: func(r *ring, v uint64) bool {
@@ -46,19 +42,23 @@ func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 			if !ok {
 				return false
 			}
-			*(*testRecord)(r.payload(pos)) = testRecord{v, ^v}
+			// Two words that must agree, so that a torn copy of a
+			// slot a producer was rewriting shows. The test rings'
+			// slots (8-byte payload asked) have room for a crSlot.
+			s := (*crSlot)(r.payload(pos))
+			s.userCtx, s.word = v, ^v
 			r.publish(pos)
 			return true
 		},
 		pop: func(r *ring) (uint64, bool) {
-			var rec testRecord
+			var rec crSlot
 			if !claimRecord(r, &rec) {
 				return 0, false
 			}
-			if rec.not != ^rec.v {
+			if rec.word != ^rec.userCtx {
 				panic("torn record")
 			}
-			return rec.v, true
+			return rec.userCtx, true
 		}}
 	for _, p := range []ringProto{recv, record} {
 		t.Run(p.name, func(t *testing.T) { f(t, p) })
