@@ -344,11 +344,10 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	// The buffers are let go after the record is out: letting go is an
 	// atomic add, which would first wait for the data's cache lines.
 	v.ring.release(pos)
-	if early {
-		v.jfc.pushReserved(rpos, reserved, &cr)
-	} else {
-		v.jfc.push(&cr, 0)
+	if !early {
+		rpos, reserved = v.jfc.ring.reserveRecord()
 	}
+	v.jfc.pushReserved(rpos, reserved, &cr, 0)
 	if dst == nil {
 		q.sg[1].release()
 	}

@@ -34,10 +34,10 @@ type crSlot struct {
 func (s *crSlot) flags() uint8 { return uint8(s.kind >> 16) }
 
 // load copies the record in p word by word. A struct copy loads 16 bytes
-// at a time, and a record this core has just written (its own request's)
-// cannot be forwarded to such loads from the 8-byte stores that wrote it:
-// each would wait for every earlier store, the request's data to a peer
-// among them.
+// at a time, and a record this core has just written (its own request's,
+// in a slot or on the stack) cannot be forwarded to such loads from the
+// 8-byte stores that wrote it: each would wait for every earlier store,
+// the request's data to a peer among them.
 func (s *crSlot) load(p *crSlot) {
 	s.userCtx = p.userCtx
 	s.word = p.word
@@ -86,22 +86,17 @@ type jfcView struct {
 // process, completed the request.
 func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
 	pos, ok := v.ring.reserveRecord()
-	if !ok {
-		v.overflow()
-		return
-	}
-	v.write(pos, cr, sqSeq)
-	v.notify(urgent(cr))
+	v.pushReserved(pos, ok, cr, sqSeq)
 }
 
 // pushReserved is push for a record whose slot was reserved earlier: at
 // pos, or, when reserved is false, in a ring that had no room.
-func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR) {
+func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR, sqSeq uint64) {
 	if !reserved {
 		v.overflow()
 		return
 	}
-	v.write(pos, cr, 0)
+	v.write(pos, cr, sqSeq)
 	v.notify(urgent(cr))
 }
 
@@ -114,16 +109,7 @@ func (v *jfcView) pushSlot(r *crSlot, urgent bool) {
 		v.overflow()
 		return
 	}
-	// Word by word: a struct copy would load them 16 bytes at a time,
-	// which the 8-byte stores that filled r cannot forward.
-	s := (*crSlot)(v.ring.payload(pos))
-	s.userCtx = r.userCtx
-	s.word = r.word
-	s.remoteEID[0] = r.remoteEID[0]
-	s.remoteEID[1] = r.remoteEID[1]
-	s.ids = r.ids
-	s.lenLocal = r.lenLocal
-	s.kind = r.kind
+	(*crSlot)(v.ring.payload(pos)).load(r)
 	v.ring.publish(pos)
 	v.notify(urgent)
 }

@@ -105,8 +105,6 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		q.unpinRun(n, v)
 		return 0
 	}
-	var cr provider.CR
-	q.recvRecordBase(&cr, v.id)
 	var sw senderWords
 	sw.fill(q)
 	first, reserved := v.jfc.ring.reserveRecords(uint64(n))
@@ -121,6 +119,8 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 			// Too little room for the run's records at once: each takes
 			// its chance alone, and those that find none overflow the
 			// JFC, as a single delivery's would.
+			var cr provider.CR
+			q.recvRecordBase(&cr, v.id)
 			cr.UserCtx, cr.Len = m.userCtx, uint32(m.src.n)
 			recvRecord(&cr, w, v)
 			v.jfc.push(&cr, 0)
