@@ -14,29 +14,37 @@ import (
 // answering is an error, not a hang. Ctrl-C ends waits sooner.
 const waitLimit = 30 * time.Second
 
-// batch is a send queue's requests waiting to be posted together. Each
-// request's local SGE lives in sges at the same index, so that building a
+// batch is a send queue's requests waiting to be posted together. Request
+// i's local SGEs live in sges[i*gather:(i+1)*gather], so that building a
 // request allocates nothing.
 type batch struct {
-	wrs  []jetty.WR
-	sges [][1]jetty.SGE
-	n    int
+	wrs    []jetty.WR
+	sges   []jetty.SGE
+	gather int
+	n      int
 }
 
-func newBatch(size int) batch {
-	return batch{wrs: make([]jetty.WR, size), sges: make([][1]jetty.SGE, size)}
+// newBatch makes a batch of up to size requests of up to gather local
+// SGEs each.
+func newBatch(size, gather int) batch {
+	return batch{wrs: make([]jetty.WR, size), sges: make([]jetty.SGE, size*gather), gather: gather}
 }
 
 func (b *batch) full() bool { return b.n == len(b.wrs) }
 
 // next queues a zeroed request for the caller to fill in place (a
 // jetty.WR built elsewhere and copied in is copied through temporaries).
-// For a request with a local SGE, local returns the SGE's slot.
-func (b *batch) next() (w *jetty.WR, local *[1]jetty.SGE) {
-	w, local = &b.wrs[b.n], &b.sges[b.n]
+// local is the request's room for local SGEs: empty, with a capacity of
+// gather.
+func (b *batch) next() (w *jetty.WR, local []jetty.SGE) {
+	w, local = &b.wrs[b.n], b.local(b.n)
 	*w = jetty.WR{}
 	b.n++
 	return w, local
+}
+
+func (b *batch) local(i int) []jetty.SGE {
+	return b.sges[i*b.gather : i*b.gather : (i+1)*b.gather]
 }
 
 // post posts the queued requests. A full send queue is not an error: the
@@ -57,10 +65,11 @@ func (b *batch) post(q *jetty.JFS) (full bool, err error) {
 		return false, err
 	}
 	left := copy(b.wrs, b.wrs[pe.Index:b.n])
-	copy(b.sges, b.sges[pe.Index:b.n])
 	for i := range left {
 		if b.wrs[i].Flags&jetty.Inline == 0 {
-			b.wrs[i].Local = b.sges[i][:]
+			// The SGEs move with their request, into its new room.
+			n := copy(b.local(i)[:len(b.wrs[i].Local)], b.wrs[i].Local)
+			b.wrs[i].Local = b.local(i)[:n]
 		}
 	}
 	b.n = left

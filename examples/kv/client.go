@@ -32,7 +32,8 @@ type client struct {
 	region  *segment.Target
 	workers int
 	slot    int // bytes, as the server says
-	resp    int // receive buffer size
+	resp    int // largest response
+	rbuf    int // receive buffer size: gatherFor(window) responses
 	nrecv   int // receive buffers: window + recvBatch; the JFR has room for a batch more
 	signal  int
 	// inline is the largest request sent inline: as in HERD, a request
@@ -89,9 +90,10 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 	c := &client{id: id, gi: gi, cfg: cfg, cq: cq, resp: respSize(cfg.value), m: newModel(id, cfg.clients, cfg.keys),
 		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(id)))}
 	c.nrecv = cfg.window + recvBatch(cfg.window)
+	c.rbuf = gatherFor(cfg.window) * c.resp
 	depth, rdepth, _ := clientDepths(ctx, cfg)
 	c.signal = max(1, min(cfg.signal, depth/2))
-	c.b = newBatch(cfg.window)
+	c.b = newBatch(cfg.window, 1)
 	var err error
 	c.inline = min(slotSize(cfg.value), ctx.Device().Attr().MaxInline)
 	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, MaxInline: c.inline, JFC: c.cq.JFC}); err != nil {
@@ -104,7 +106,7 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 	if c.stage, err = segment.Alloc(ctx, uint64(cfg.window*slotSize(cfg.value)), segment.Config{Access: segment.LocalOnly}); err != nil {
 		return c, err
 	}
-	if c.recv, err = segment.Alloc(ctx, uint64(c.nrecv*c.resp), segment.Config{Access: segment.LocalOnly}); err != nil {
+	if c.recv, err = segment.Alloc(ctx, uint64(c.nrecv*c.rbuf), segment.Config{Access: segment.LocalOnly}); err != nil {
 		return c, err
 	}
 	c.pick = c.rng.IntN(c.m.owned())
@@ -149,7 +151,7 @@ func (c *client) close() error {
 // JFR's spare depth keeps enough receives posted meanwhile.
 func (c *client) postRecvs() error {
 	for i, idx := range c.repost {
-		c.rsges[i][0] = c.recv.SGE(uint64(idx*c.resp), uint32(c.resp))
+		c.rsges[i][0] = c.recv.SGE(uint64(idx*c.rbuf), uint32(c.rbuf))
 		w := &c.rwrs[i] // filled in place (see the batch's next)
 		w.UserCtx, w.Local = uint64(c.gi)<<32|uint64(idx), c.rsges[i][:]
 	}
@@ -253,24 +255,40 @@ func (c *client) issue(preload bool, now time.Time) error {
 		wr.Flags |= jetty.Inline
 		wr.Inline = slot[off:]
 	} else {
-		local[0] = c.stage.SGE(uint64(w*size+off), n)
-		wr.Local = local[:]
+		wr.Local = append(local, c.stage.SGE(uint64(w*size+off), n))
 	}
 	c.sent++
 	return nil
 }
 
-// receive checks a response against the model, frees its window entry
-// and reposts receive buffers in batches; now is when it was polled.
+// receive checks the responses of a message against the model, frees
+// their window entries and reposts receive buffers in batches; now is
+// when it was polled.
 func (c *client) receive(cr *jetty.CR, measured bool, now time.Time) error {
 	idx := int(uint32(cr.UserCtx))
-	if idx >= c.nrecv || int(cr.Len) > c.resp {
+	if idx >= c.nrecv || int(cr.Len) > c.rbuf || cr.Len == 0 {
 		return fmt.Errorf("unexpected receive %v", cr)
 	}
-	r, err := parseResponse(c.recv.Bytes()[idx*c.resp : idx*c.resp+int(cr.Len)])
-	if err != nil {
-		return err
+	msg := c.recv.Bytes()[idx*c.rbuf : idx*c.rbuf+int(cr.Len)]
+	for len(msg) > 0 {
+		var r response
+		var err error
+		if r, msg, err = nextResponse(msg); err != nil {
+			return err
+		}
+		if err := c.answered(r, measured, now); err != nil {
+			return err
+		}
 	}
+	if c.repost = append(c.repost, idx); len(c.repost) >= recvBatch(c.cfg.window) {
+		return c.postRecvs()
+	}
+	return nil
+}
+
+// answered checks one response against the model and frees its window
+// entry.
+func (c *client) answered(r response, measured bool, now time.Time) error {
 	if r.window >= len(c.win) || !c.win[r.window].live {
 		return fmt.Errorf("response for window entry %d, which has no request outstanding", r.window)
 	}
@@ -284,9 +302,6 @@ func (c *client) receive(cr *jetty.CR, measured bool, now time.Time) error {
 	if measured {
 		c.hist.record(now.Sub(f.start))
 		c.done.Add(1)
-	}
-	if c.repost = append(c.repost, idx); len(c.repost) >= recvBatch(c.cfg.window) {
-		return c.postRecvs()
 	}
 	return nil
 }

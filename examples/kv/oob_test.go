@@ -205,11 +205,20 @@ func FuzzParse(f *testing.F) {
 			require.Equal(t, b[start:], slot[start:], "request of opcode %d", r.op)
 		}
 
-		if r, err := parseResponse(b); err == nil {
-			buf := make([]byte, len(b))
+		// A message of responses back to back re-encodes, response by
+		// response, into the bytes it was decoded from.
+		var again []byte
+		for rest := b; len(rest) > 0; {
+			r, next, err := nextResponse(rest)
+			if err != nil {
+				break
+			}
+			buf := make([]byte, respHeader+len(r.value))
 			n, err := putResponse(buf, r.status, r.window, r.value)
 			require.NoError(t, err)
-			require.Equal(t, b, buf[:n], "response")
+			again = append(again, buf[:n]...)
+			require.Equal(t, b[:len(b)-len(next)], again, "responses")
+			rest = next
 		}
 	})
 }

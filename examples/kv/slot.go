@@ -27,9 +27,12 @@ const (
 // slotSize is the size of a slot holding values of up to v bytes.
 func slotSize(v int) int { return (v + slotTail + 7) &^ 7 }
 
-// A response is one SEND: [status u8][window u16][vlen u16][value], the
-// window slot naming the request it answers (responses of different
-// workers overtake each other).
+// A response is [status u8][window u16][vlen u16][value], the window slot
+// naming the request it answers (responses of different workers overtake
+// each other). A SEND carries one or more responses back to back: a
+// worker gathers the responses it has for a client in one scan into one
+// SEND, as redis writes a pipeline's replies in one write. A message
+// holds at most maxGather of them.
 const (
 	respHeader     = 5
 	stOK           = 0 // GET found, PUT stored
@@ -39,8 +42,17 @@ const (
 	maxStatusValue = stTooBig
 )
 
+// maxGather is the most responses one SEND carries. A client's receive
+// buffers hold that many (or a window's, if smaller); a worker gathers
+// fewer when its device allows fewer SGEs in a request.
+const maxGather = 16
+
 // respSize is the largest response for values of up to v bytes.
 func respSize(v int) int { return respHeader + v }
+
+// gatherFor is how many responses a message carries at most in a session
+// with this window.
+func gatherFor(window int) int { return min(maxGather, window) }
 
 // request is a decoded slot; key and value alias the slot.
 type request struct {
@@ -120,19 +132,20 @@ func putResponse(buf []byte, status byte, window int, value []byte) (int, error)
 	return n, nil
 }
 
-// parseResponse decodes a received message.
-func parseResponse(b []byte) (response, error) {
+// nextResponse decodes the response at the start of b, a received
+// message, and returns it with the bytes after it.
+func nextResponse(b []byte) (response, []byte, error) {
 	if len(b) < respHeader {
-		return response{}, fmt.Errorf("response of %d bytes, shorter than its header", len(b))
+		return response{}, nil, fmt.Errorf("response of %d bytes, shorter than its header", len(b))
 	}
 	r := response{status: b[0], window: int(binary.BigEndian.Uint16(b[1:]))}
 	vlen := int(binary.BigEndian.Uint16(b[3:]))
-	if vlen != len(b)-respHeader {
-		return response{}, fmt.Errorf("response of %d bytes says its value has %d", len(b), vlen)
+	if vlen > len(b)-respHeader {
+		return response{}, nil, fmt.Errorf("response of %d bytes says its value has %d", len(b), vlen)
 	}
 	if r.status > maxStatusValue {
-		return response{}, fmt.Errorf("response status %d", r.status)
+		return response{}, nil, fmt.Errorf("response status %d", r.status)
 	}
-	r.value = b[respHeader:]
-	return r, nil
+	r.value = b[respHeader : respHeader+vlen]
+	return r, b[respHeader+vlen:], nil
 }

@@ -109,8 +109,9 @@ func TestResponseRoundTrip(t *testing.T) {
 		n, err := putResponse(buf, tc.status, tc.window, tc.value)
 		require.NoError(t, err)
 		require.Equal(t, respHeader+len(tc.value), n)
-		r, err := parseResponse(buf[:n])
+		r, rest, err := nextResponse(buf[:n])
 		require.NoError(t, err)
+		assert.Empty(t, rest)
 		assert.Equal(t, tc.status, r.status)
 		assert.Equal(t, tc.window, r.window)
 		assert.Equal(t, len(tc.value), len(r.value))
@@ -133,13 +134,42 @@ func TestParseResponseRejects(t *testing.T) {
 		{"nil", nil, "shorter than its header"},
 		{"short", []byte{0, 0, 1, 0}, "shorter than its header"},
 		{"length too large", []byte{0, 0, 1, 0, 2, 'x'}, "says its value has 2"},
-		{"length too small", []byte{0, 0, 1, 0, 0, 'x'}, "says its value has 0"},
 		{"status", []byte{9, 0, 1, 0, 0}, "status 9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseResponse(tc.b)
+			_, _, err := nextResponse(tc.b)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// A message gathers several responses back to back; each decodes in turn,
+// and trailing bytes too short for a response are an error, not a panic.
+func TestResponsesBackToBack(t *testing.T) {
+	var msg []byte
+	buf := make([]byte, respSize(8))
+	want := []response{{stOK, 3, []byte("12345678")}, {stNotFound, 0, nil}, {stOK, 15, []byte("ab")}}
+	for _, r := range want {
+		n, err := putResponse(buf, r.status, r.window, r.value)
+		require.NoError(t, err)
+		msg = append(msg, buf[:n]...)
+	}
+	rest := msg
+	for _, w := range want {
+		var r response
+		var err error
+		r, rest, err = nextResponse(rest)
+		require.NoError(t, err)
+		assert.Equal(t, w.status, r.status)
+		assert.Equal(t, w.window, r.window)
+		assert.Equal(t, string(w.value), string(r.value))
+	}
+	assert.Empty(t, rest)
+
+	second := msg[respHeader+8 : 2*respHeader+8] // the NOT FOUND, no value
+	_, rest, err := nextResponse(append(bytes.Clone(second), 'x'))
+	require.NoError(t, err, "a response with one stray byte after it")
+	_, _, err = nextResponse(rest)
+	assert.ErrorContains(t, err, "shorter than its header")
 }

@@ -36,9 +36,12 @@ type worker struct {
 
 // responder is a worker's send queue to one client.
 type responder struct {
-	jfs   *jetty.JFS
-	to    *jetty.Remote
-	b     batch
+	jfs *jetty.JFS
+	to  *jetty.Remote
+	b   batch
+	// open is the queued SEND that gathers this scan's responses, nil
+	// when the next response starts a new one.
+	open  *jetty.WR
 	sends int
 	dirty bool // listed in worker.dirty
 }
@@ -61,10 +64,13 @@ func newWorker(ss *session, id int, h hello) (*worker, error) {
 	if w.cq, err = exutil.NewCompletions(srv.ctx, jfcDepth, srv.cfg.Event()); err != nil {
 		return w, err
 	}
+	// A SEND gathers up to this many responses, as many as the
+	// client's buffers hold if the device allows that many SGEs.
+	gather := min(gatherFor(ss.window), srv.ctx.Device().Attr().MaxJFSSGE)
 	for i, d := range h.jfrs {
-		r := &responder{b: newBatch(min(ss.window, 32))}
+		r := &responder{b: newBatch(min(ss.window, 32), gather)}
 		w.out = append(w.out, r)
-		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: w.cq.JFC}); err != nil {
+		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, MaxSGE: gather, JFC: w.cq.JFC}); err != nil {
 			return w, err
 		}
 		if r.to, err = jetty.ImportJFR(srv.ctx, d, h.jfrToken); err != nil {
@@ -199,25 +205,31 @@ func (w *worker) execute(slot []byte, idx, window int) int {
 	return n
 }
 
-// respond queues the SEND of response buffer idx to client c, signaling
-// one in every w.signal, and posts the client's batch when it is full.
+// respond adds response buffer idx (n bytes) to the SEND gathering
+// client c's responses, starting a SEND when there is none or it is full,
+// and signaling one SEND in every w.signal. A full batch is posted.
 func (w *worker) respond(ctx context.Context, c, idx, n int) error {
 	r := w.out[c]
-	var flags jetty.Flags
-	if r.sends++; r.sends%w.signal == 0 {
-		flags = jetty.Signaled
-	}
 	if !r.dirty {
 		r.dirty = true
 		w.dirty = append(w.dirty, c)
 	}
-	wr, local := r.b.next()
-	wr.Opcode, wr.Flags, wr.Target, wr.UserCtx = urma.OpSend, flags, r.to, uint64(idx)
-	local[0] = w.ss.resps.SGE(uint64(idx*w.ss.resp), uint32(n))
-	wr.Local = local[:]
-	if r.b.full() {
-		return w.flush(ctx, c)
+	if r.open == nil || len(r.open.Local) == cap(r.open.Local) {
+		if r.b.full() {
+			if err := w.flush(ctx, c); err != nil {
+				return err
+			}
+		}
+		var flags jetty.Flags
+		if r.sends++; r.sends%w.signal == 0 {
+			flags = jetty.Signaled
+		}
+		wr, local := r.b.next()
+		wr.Opcode, wr.Flags, wr.Target, wr.UserCtx = urma.OpSend, flags, r.to, uint64(idx)
+		wr.Local = local
+		r.open = wr
 	}
+	r.open.Local = append(r.open.Local, w.ss.resps.SGE(uint64(idx*w.ss.resp), uint32(n)))
 	return nil
 }
 
@@ -226,6 +238,7 @@ func (w *worker) respond(ctx context.Context, c, idx, n int) error {
 // a full queue needs them (HERD polls send completions rarely).
 func (w *worker) flush(ctx context.Context, c int) error {
 	r := w.out[c]
+	r.open = nil // a request left queued moves in the batch
 	for {
 		full, err := r.b.post(r.jfs)
 		if err != nil {
