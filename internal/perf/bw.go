@@ -60,7 +60,7 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 		if completed >= limit {
 			break
 		}
-		n, err := e.poll(r.ctx)
+		n, err := e.poll(r.ctx, e.jfc)
 		if err != nil {
 			return bwOutcome{}, err
 		}
@@ -89,7 +89,7 @@ func (r *run) bwServer() (int64, error) {
 	}
 	var got int64
 	for {
-		err := r.reap()
+		err := r.reap(e.rjfc)
 		got += int64(r.e.pendingRecv)
 		r.e.pendingRecv = 0
 		if err == nil {

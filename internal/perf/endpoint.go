@@ -12,8 +12,9 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// endpoint is one side's resources: a JFC (on a JFCE in event mode), an RC
-// Jetty or a JFS and JFR, and one segment of two regions of the largest
+// endpoint is one side's resources: a JFC (on a JFCE in event mode), and
+// for SEND tests a second one for receives, as perftest has a send and a
+// receive CQ; an RC Jetty or a JFS and JFR, and one segment of two regions of the largest
 // size: the first receives (the peer WRITEs, READs and atomics go there,
 // and receives land there), the second is the source of this side's
 // requests.
@@ -22,6 +23,13 @@ type endpoint struct {
 	ctx    *urma.Context
 	jfce   *jetty.JFCE
 	jfc    *jetty.JFC
+	// rjfc takes the receives' records, on rjfce in event mode. It is
+	// jfc but in SEND tests: there a JFC of both would have its records
+	// reserved by this side's requests and by the peer's messages alike,
+	// and its reservation word would cross between the cores in every
+	// round trip.
+	rjfce *jetty.JFCE
+	rjfc  *jetty.JFC
 	jetty  *jetty.Jetty
 	jfs    *jetty.JFS
 	jfr    *jetty.JFR
@@ -80,18 +88,12 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	if e.ctx, err = urma.Open(dev, eid, nil); err != nil {
 		return e, err
 	}
-	if cfg.Event {
-		if e.jfce, err = jetty.NewJFCE(e.ctx); err != nil {
-			return e, err
-		}
-	}
-	depth := cfg.TxDepth + cfg.RxDepth
-	if e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: e.jfce}); err != nil {
+	if err := e.newJFCs(); err != nil {
 		return e, err
 	}
 	e.crs = make([]jetty.CR, 64)
 	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc}
-	recv := jetty.JFRConfig{Depth: cfg.RxDepth, Mode: cfg.Mode, TokenPolicy: segment.TokenPlainText, Token: e.token, JFC: e.jfc}
+	recv := jetty.JFRConfig{Depth: cfg.RxDepth, Mode: cfg.Mode, TokenPolicy: segment.TokenPlainText, Token: e.token, JFC: e.rjfc}
 	if cfg.Mode == jetty.RC {
 		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
 			return e, err
@@ -113,6 +115,32 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	e.seg, err = segment.Alloc(e.ctx, uint64(2*e.region), segment.Config{Access: access,
 		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: 2*e.region >= 2<<20})
 	return e, err
+}
+
+// newJFCs creates the JFCs (and JFCEs in event mode): one for SEND
+// tests' receives and one for everything else.
+func (e *endpoint) newJFCs() (err error) {
+	cfg := e.cfg
+	if cfg.Event {
+		if e.jfce, err = jetty.NewJFCE(e.ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Test.Op != Send {
+		e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: cfg.TxDepth + cfg.RxDepth, JFCE: e.jfce})
+		e.rjfc = e.jfc
+		return err
+	}
+	if e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: cfg.TxDepth, JFCE: e.jfce}); err != nil {
+		return err
+	}
+	if cfg.Event {
+		if e.rjfce, err = jetty.NewJFCE(e.ctx); err != nil {
+			return err
+		}
+	}
+	e.rjfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: cfg.RxDepth, JFCE: e.rjfce})
+	return err
 }
 
 // info is what the peer needs to reach this side.
@@ -176,7 +204,10 @@ func (e *endpoint) close() error {
 	if e.jetty != nil && e.peer != nil {
 		_ = e.jetty.Unbind()
 	}
-	errs = append(errs, e.tgt.Close(), e.peer.Close(), e.jetty.Close(), e.jfs.Close(), e.jfr.Close(),
-		e.jfc.Close(), e.jfce.Close(), e.seg.Close(), e.ctx.Close())
+	errs = append(errs, e.tgt.Close(), e.peer.Close(), e.jetty.Close(), e.jfs.Close(), e.jfr.Close())
+	if e.rjfc != e.jfc {
+		errs = append(errs, e.rjfc.Close())
+	}
+	errs = append(errs, e.jfc.Close(), e.rjfce.Close(), e.jfce.Close(), e.seg.Close(), e.ctx.Close())
 	return errors.Join(errs...)
 }

@@ -97,11 +97,12 @@ func (r *run) fillRecvs() error {
 	return nil
 }
 
-// reap waits for records and counts them: receives into pendingRecv (and
-// off recvsPosted, until fillRecvs replaces them), send-side ones off
-// pendingSend.
-func (r *run) reap() error {
-	n, err := r.e.poll(r.ctx)
+// reap waits for records of j and counts them: receives into pendingRecv
+// (and off recvsPosted, until fillRecvs replaces them), send-side ones off
+// pendingSend. j is e.jfc to retire requests, e.rjfc to take receives;
+// when they are one JFC, either kind may come.
+func (r *run) reap(j *jetty.JFC) error {
+	n, err := r.e.poll(r.ctx, j)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (r *run) reap() error {
 // postOne posts the prepared request once the queue has room.
 func (r *run) postOne() error {
 	for r.e.pendingSend >= r.e.cfg.TxDepth {
-		if err := r.reap(); err != nil {
+		if err := r.reap(r.e.jfc); err != nil {
 			return err
 		}
 	}
@@ -203,7 +204,7 @@ func (r *run) postAnswer() error {
 // awaitRecv waits for a receive to complete and consumes it.
 func (r *run) awaitRecv() error {
 	for r.e.pendingRecv == 0 {
-		if err := r.reap(); err != nil {
+		if err := r.reap(r.e.rjfc); err != nil {
 			return err
 		}
 	}
@@ -214,7 +215,7 @@ func (r *run) awaitRecv() error {
 // drain waits for this side's requests still running.
 func (r *run) drain() error {
 	for r.e.pendingSend > 0 {
-		if err := r.reap(); err != nil {
+		if err := r.reap(r.e.jfc); err != nil {
 			return err
 		}
 	}

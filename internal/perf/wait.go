@@ -14,12 +14,12 @@ import (
 // errStopped ends a server loop: the client said it is done.
 var errStopped = errors.New("stopped")
 
-// poll returns the number of records in e.crs, waiting for at least one
-// with JFC.PollWait: spinning, or in event mode spinning for cfg.Spin and
-// then sleeping on the JFCE. It gives up with errStopped when ctx ends. A
-// failed record is an error.
-func (e *endpoint) poll(ctx context.Context) (int, error) {
-	n, err := e.jfc.PollWait(ctx, e.crs, e.cfg.Spin)
+// poll returns the number of records of j in e.crs, waiting for at least
+// one with JFC.PollWait: spinning, or in event mode spinning for cfg.Spin
+// and then sleeping on the JFCE. It gives up with errStopped when ctx
+// ends. A failed record is an error.
+func (e *endpoint) poll(ctx context.Context, j *jetty.JFC) (int, error) {
+	n, err := j.PollWait(ctx, e.crs, e.cfg.Spin)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, errStopped
