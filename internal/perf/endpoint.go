@@ -19,17 +19,17 @@ import (
 // and receives land there), the second is the source of this side's
 // requests.
 type endpoint struct {
-	cfg    Config
-	ctx    *urma.Context
-	jfce   *jetty.JFCE
-	jfc    *jetty.JFC
+	cfg  Config
+	ctx  *urma.Context
+	jfce *jetty.JFCE
+	jfc  *jetty.JFC
 	// rjfc takes the receives' records, on rjfce in event mode. It is
 	// jfc but in SEND tests: there a JFC of both would have its records
 	// reserved by this side's requests and by the peer's messages alike,
 	// and its reservation word would cross between the cores in every
 	// round trip.
-	rjfce *jetty.JFCE
-	rjfc  *jetty.JFC
+	rjfce  *jetty.JFCE
+	rjfc   *jetty.JFC
 	jetty  *jetty.Jetty
 	jfs    *jetty.JFS
 	jfr    *jetty.JFR
