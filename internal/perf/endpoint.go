@@ -36,6 +36,12 @@ type endpoint struct {
 	seg    *segment.Segment
 	token  uint32
 	region int
+	// stride is where the second region starts: region rounded up to a
+	// page, as perftest's buffers are, so that a small test's two regions
+	// never share a cache line. They did, and this side's store of its
+	// next message's marker then waited for the line the peer had just
+	// written its message into.
+	stride int
 	// inline is the largest request sent inline.
 	inline int
 	// peer is the other side's Jetty (bound) or JFR; tgt its segment.
@@ -64,6 +70,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	}
 	attr := dev.Attr()
 	e = &endpoint{cfg: cfg, token: rand.Uint32() | 1, region: cfg.maxSize()}
+	e.stride = (e.region + pageSize - 1) &^ (pageSize - 1)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.close())
@@ -112,8 +119,8 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	if cfg.Test.Op == Atomic {
 		access |= segment.Atomic
 	}
-	e.seg, err = segment.Alloc(e.ctx, uint64(2*e.region), segment.Config{Access: access,
-		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: 2*e.region >= 2<<20})
+	e.seg, err = segment.Alloc(e.ctx, uint64(e.stride+e.region), segment.Config{Access: access,
+		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: e.stride+e.region >= 2<<20})
 	return e, err
 }
 
@@ -193,7 +200,10 @@ func (e *endpoint) connect(p endpointInfo) error {
 
 // recvBuf and sendBuf are the two regions' first n bytes.
 func (e *endpoint) recvBuf(n int) []byte { return e.seg.Bytes()[:n] }
-func (e *endpoint) sendBuf(n int) []byte { return e.seg.Bytes()[e.region : e.region+n] }
+func (e *endpoint) sendBuf(n int) []byte { return e.seg.Bytes()[e.stride : e.stride+n] }
+
+// pageSize is the least distance between the two regions.
+const pageSize = 4096
 
 // close frees everything in URMA's order. Nil-safe.
 func (e *endpoint) close() error {

@@ -28,7 +28,7 @@ type run struct {
 // newRun prepares the requests of the test at size bytes.
 func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) *run {
 	r := &run{ctx: ctx, e: e, size: size, progress: progress}
-	w := jetty.WR{Local: []jetty.SGE{e.seg.SGE(uint64(e.region), uint32(size))}}
+	w := jetty.WR{Local: []jetty.SGE{e.seg.SGE(uint64(e.stride), uint32(size))}}
 	if e.jetty == nil {
 		w.Target = e.peer // a bound Jetty needs none
 	}
