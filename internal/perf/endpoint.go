@@ -14,10 +14,10 @@ import (
 
 // endpoint is one side's resources: a JFC (on a JFCE in event mode), and
 // for SEND tests a second one for receives, as perftest has a send and a
-// receive CQ; an RC Jetty or a JFS and JFR, and one segment of two regions of the largest
-// size: the first receives (the peer WRITEs, READs and atomics go there,
-// and receives land there), the second is the source of this side's
-// requests.
+// receive CQ; an RC Jetty or a JFS and JFR; and one segment of two regions
+// of the largest size, a page apart: the first receives (the peer WRITEs,
+// READs and atomics go there, and receives land there), the second is the
+// source of this side's requests.
 type endpoint struct {
 	cfg  Config
 	ctx  *urma.Context
@@ -128,26 +128,28 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 // tests' receives and one for everything else.
 func (e *endpoint) newJFCs() (err error) {
 	cfg := e.cfg
-	if cfg.Event {
-		if e.jfce, err = jetty.NewJFCE(e.ctx); err != nil {
-			return err
-		}
-	}
 	if cfg.Test.Op != Send {
-		e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: cfg.TxDepth + cfg.RxDepth, JFCE: e.jfce})
+		e.jfc, e.jfce, err = e.newJFC(cfg.TxDepth + cfg.RxDepth)
 		e.rjfc = e.jfc
 		return err
 	}
-	if e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: cfg.TxDepth, JFCE: e.jfce}); err != nil {
+	if e.jfc, e.jfce, err = e.newJFC(cfg.TxDepth); err != nil {
 		return err
 	}
-	if cfg.Event {
-		if e.rjfce, err = jetty.NewJFCE(e.ctx); err != nil {
-			return err
+	e.rjfc, e.rjfce, err = e.newJFC(cfg.RxDepth)
+	return err
+}
+
+// newJFC creates a JFC of depth records, on a JFCE of its own in event
+// mode. What it made is returned along with an error, for close.
+func (e *endpoint) newJFC(depth int) (j *jetty.JFC, ce *jetty.JFCE, err error) {
+	if e.cfg.Event {
+		if ce, err = jetty.NewJFCE(e.ctx); err != nil {
+			return nil, nil, err
 		}
 	}
-	e.rjfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: cfg.RxDepth, JFCE: e.rjfce})
-	return err
+	j, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: ce})
+	return j, ce, err
 }
 
 // info is what the peer needs to reach this side.
