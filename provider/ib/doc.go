@@ -109,6 +109,14 @@
 // the clock took urmactl perf's write_lat from about 3x perftest's median
 // to 1.7-2.6x (two runs; the guest is noisy); the README's performance table has the numbers.
 //
+// Soft-RoCE does a user QP's work in a kernel worker, woken by a post
+// unless it is still busy with the QP. A post that follows the previous
+// completion within a fraction of a microsecond finds it busy; one that
+// takes two cgo crossings, as any Go loop does, wakes it, which costs
+// 10-20 us under emulation. That, not the SDK's code, is most of the gap
+// to perftest's small-message latency in the test VM (README, "ib on rxe0
+// against perftest"). A NIC has no such worker.
+//
 // GODEBUG=asyncpreemptoff=1 turns off the preemption signal. It has a
 // condition: every spin loop must reach a point where the scheduler can
 // stop it. A loop on JFC.Poll does (each poll is a cgo call); a loop that
