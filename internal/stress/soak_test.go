@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +50,12 @@ func soak(t *testing.T, cfg Config, d time.Duration) {
 			gotPeer = json.Unmarshal([]byte(rest), &peer) == nil
 		}
 	})
+	if err != nil {
+		t.Logf("this process, which failed: %s", ours)
+		if cfg.Device != "" && vm.Inside() {
+			logCounters(t, vm.Device{Name: cfg.Device})
+		}
+	}
 	require.NoError(t, err)
 	require.NoError(t, n.Close())
 	c.stdin.Close()
@@ -86,4 +95,29 @@ func privateRunDir(t *testing.T) string {
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	t.Setenv(loopback.EnvRuntimeDir, dir)
 	return dir
+}
+
+// logCounters logs the device's counters and how they move over two
+// seconds: for a run that hung, whether the requests still in flight are
+// being retried (RNR NAKs, timeouts) or sit still.
+func logCounters(t *testing.T, d vm.Device) {
+	before, err := d.Counters()
+	if err != nil {
+		t.Logf("counters: %v", err)
+		return
+	}
+	time.Sleep(2 * time.Second)
+	after, err := d.Counters()
+	if err != nil {
+		t.Logf("counters: %v", err)
+		return
+	}
+	names := slices.Sorted(maps.Keys(after))
+	var b strings.Builder
+	for _, k := range names {
+		if after[k] != 0 {
+			fmt.Fprintf(&b, " %s=%d(%+d)", k, after[k], int64(after[k]-before[k]))
+		}
+	}
+	t.Logf("%s counters, (change over 2 s):%s", d.Name, b.String())
 }

@@ -28,6 +28,9 @@ type conn struct {
 	id   verbs.CMID
 	qp   *verbs.QP
 	dead atomic.Bool
+	// dialed says this side made the connection (a Jetty's Bind); see
+	// jetty.collides.
+	dialed bool
 	// pending counts the signaled requests of the owning send queue still
 	// running on this QP, under the queue's lock (see sendq.retire).
 	pending int

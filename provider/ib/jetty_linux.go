@@ -3,8 +3,10 @@
 package ib
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
@@ -26,6 +28,9 @@ type jetty struct {
 	bound *remote
 	cn    *conn
 	peer  provider.JettyID // the jetty at the other end of cn
+	// dialing is set while connect dials the bound jetty, accepting while
+	// acceptBind sets up a connection from it.
+	dialing, accepting bool
 	// retired holds connections acceptBind replaced while a post may
 	// have been using them; they are dropped under sq.mu (dropRetired).
 	retired    []*conn
@@ -149,6 +154,15 @@ func (j *jetty) Bind(p provider.Remote) error {
 // made or making one. The caller holds sq.mu.
 func (j *jetty) connect(r *remote) (*conn, error) {
 	j.mu.Lock()
+	if j.accepting && j.bound == r {
+		// The peer's own Bind is being accepted: take its connection
+		// rather than make a second one.
+		j.mu.Unlock()
+		if cn := j.awaitPeerConn(r.desc.ID, collisionWait); cn != nil {
+			return cn, nil
+		}
+		j.mu.Lock()
+	}
 	if cn := j.cn; cn != nil && !cn.dead.Load() {
 		peer := j.peer
 		j.mu.Unlock()
@@ -163,23 +177,106 @@ func (j *jetty) connect(r *remote) (*conn, error) {
 	}
 	old := j.cn
 	j.cn = nil
+	j.dialing = true
 	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		j.dialing = false
+		j.mu.Unlock()
+	}()
 	c := j.ctx
 	if old != nil {
 		c.cm.drop(old)
+		j.sq.connGone(old)
 	}
 	req := request{op: opBind, target: r.desc.ID.ID, token: r.token, kind: provider.KindJetty, mode: provider.RC,
 		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: j.id, rnrTimer: j.sq.rnrTimer, rnrRetry: j.sq.rnrRetry}
-	d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, j.makeQP)
-	if err != nil {
-		return nil, err
+	deadline := time.Now().Add(connectTimeout)
+	for {
+		d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, j.makeQP)
+		if err != nil {
+			return nil, err
+		}
+		if d.reply.status == replyCollision {
+			// The peer binds to this Jetty at the same moment, and its
+			// connection is the one to keep: acceptBind takes it.
+			if cn := j.awaitPeerConn(r.desc.ID, collisionWait); cn != nil {
+				return cn, nil
+			}
+			if time.Now().After(deadline) {
+				return nil, provider.Errorf(provider.ErrBusy, "bind to %v: the peer binds to this jetty too, and its connection did not arrive", r.desc)
+			}
+			continue // the peer still held a connection this side dropped: ask again
+		}
+		if err := d.reply.err("bind to " + r.desc.String()); err != nil {
+			return nil, err
+		}
+		cn := &conn{id: d.id, qp: d.qp, dialed: true}
+		j.mu.Lock()
+		other, peer := j.cn, j.peer
+		j.mu.Unlock()
+		if other != nil && !other.dead.Load() && peer == r.desc.ID && !lowerID(j.Desc().ID, peer) {
+			// acceptBind took the peer's connection meanwhile, and the
+			// lower ID's (the peer's) is the one both ends keep.
+			c.cm.drop(cn)
+			return other, nil
+		}
+		j.adopt(cn, r.desc.ID)
+		if other != nil {
+			j.mu.Lock()
+			j.retired = append(j.retired, other)
+			j.hasRetired.Store(true)
+			j.mu.Unlock()
+		}
+		return cn, nil
 	}
-	if err := d.reply.err("bind to " + r.desc.String()); err != nil {
-		return nil, err
+}
+
+// collisionWait is how long a Bind refused for crossing the peer's own
+// waits for the peer's connection before it asks again.
+const collisionWait = 500 * time.Millisecond
+
+// awaitPeerConn waits up to d for acceptBind to give the Jetty a live
+// connection to peer.
+func (j *jetty) awaitPeerConn(peer provider.JettyID, d time.Duration) *conn {
+	for end := time.Now().Add(d); ; time.Sleep(time.Millisecond) {
+		j.mu.Lock()
+		cn, p := j.cn, j.peer
+		j.mu.Unlock()
+		if cn != nil && !cn.dead.Load() && p == peer {
+			return cn
+		}
+		if time.Now().After(end) {
+			return nil
+		}
 	}
-	cn := &conn{id: d.id, qp: d.qp}
-	j.adopt(cn, r.desc.ID)
-	return cn, nil
+}
+
+// collides reports whether a Bind from peer crosses this Jetty's own Bind
+// to it: it is dialing the peer, or holds a live connection it dialed.
+// Both ends must then keep one connection, and they keep the one the
+// lower Jetty ID dialed; without the rule each end took the other's
+// connection, and a request already running on the one dropped was lost.
+// The caller holds j.mu.
+func (j *jetty) collides(peer provider.JettyID) bool {
+	if !lowerID(j.Desc().ID, peer) {
+		return false
+	}
+	if j.dialing && j.bound != nil && j.bound.desc.ID == peer {
+		return true
+	}
+	return j.cn != nil && j.cn.dialed && !j.cn.dead.Load() && j.peer == peer
+}
+
+// lowerID orders Jetty IDs by EID, then UASID, then ID.
+func lowerID(a, b provider.JettyID) bool {
+	if c := bytes.Compare(a.EID[:], b.EID[:]); c != 0 {
+		return c < 0
+	}
+	if a.UASID != b.UASID {
+		return a.UASID < b.UASID
+	}
+	return a.ID < b.ID
 }
 
 // makeQP creates the Jetty's RC QP on a connection's id.
@@ -258,6 +355,7 @@ func (j *jetty) dropRetired() {
 	for _, cn := range old {
 		j.ctx.cm.drop(cn) // before detach: see acceptConn
 		j.rq.detach(cn)
+		j.sq.connGone(cn)
 	}
 }
 
@@ -297,10 +395,22 @@ func (j *jetty) Unbind() error {
 func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) error {
 	j.mu.Lock()
 	busy := j.bound != nil && j.bound.desc.ID != from || j.cn != nil && !j.cn.dead.Load() && j.peer != from
+	collide := !busy && j.collides(from)
 	old := j.cn
+	if !busy && !collide {
+		j.accepting = true
+		defer func() {
+			j.mu.Lock()
+			j.accepting = false
+			j.mu.Unlock()
+		}()
+	}
 	j.mu.Unlock()
 	if busy {
 		return provider.Errorf(provider.ErrExist, "jetty %d is bound to another jetty", j.id)
+	}
+	if collide {
+		return provider.Errorf(provider.ErrAgain, "jetty %d binds to %v too: its own connection is kept", j.id, from)
 	}
 	if old != nil {
 		j.retireConn()

@@ -130,6 +130,9 @@ const (
 	replyBadState
 	replyNotSupported
 	replyFail
+	// replyCollision refuses a Bind that crossed the target's own Bind to
+	// the initiator: the target's connection is the one both keep.
+	replyCollision
 )
 
 var replyErrors = []error{
@@ -137,7 +140,7 @@ var replyErrors = []error{
 	replyPermission: provider.ErrPermission, replyExist: provider.ErrExist,
 	replyBusy: provider.ErrBusy, replyClosed: provider.ErrClosed,
 	replyBadState: provider.ErrBadState, replyNotSupported: provider.ErrNotSupported,
-	replyFail: provider.ErrFail,
+	replyFail: provider.ErrFail, replyCollision: provider.ErrAgain,
 }
 
 func replyCode(err error) uint8 {

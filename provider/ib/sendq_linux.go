@@ -551,7 +551,9 @@ func (q *sendq) complete(wc *verbs.WC, cr *provider.CR) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := &q.slots[uint64(seq32)&q.mask]
-	if s.state != slotPosted || uint32(s.seq) != seq32 {
+	if s.state != slotPosted || uint32(s.seq) != seq32 || s.queued {
+		// Given back, or already reported: connGone gave it a record when
+		// its QP was destroyed before this completion was polled.
 		return false
 	}
 	st := crStatus(wc.Status())
@@ -787,6 +789,7 @@ func (q *sendq) connFor(r *remote) (*conn, error) {
 			return cn, nil
 		}
 		q.ctx.cm.drop(cn)
+		q.connGone(cn)
 		delete(q.conns, r)
 	}
 	c := q.ctx
@@ -815,6 +818,29 @@ func (q *sendq) connFor(r *remote) (*conn, error) {
 	})
 	q.conns[r] = cn
 	return cn, nil
+}
+
+// connGone accounts for the requests still running on cn once its QP is
+// destroyed, which leaves no completion to come for them: a connection the
+// peer replaced by binding again, or a broken one dropped before its
+// flushed requests were polled. As when the device flushes a broken
+// connection (see complete), the first is reported as REM_ACCESS_ABORT_ERR
+// and the queue goes to ERROR, where Flush reports the others. The caller
+// holds q.mu.
+func (q *sendq) connGone(cn *conn) {
+	if cn == nil || q.state != provider.StateReady {
+		return
+	}
+	for x := q.tail; x < q.head; x++ {
+		sl := &q.slots[x&q.mask]
+		if sl.state != slotPosted || sl.cn != cn || sl.held || sl.queued {
+			continue
+		}
+		provider.Logf(provider.LogInfo, "ib: %v on jfs %d: its connection was dropped while it ran", sl.opcode, q.id)
+		q.queue(sl, q.record(sl, provider.CRRemAccessAbortErr))
+		q.failLocked(true)
+		return
+	}
 }
 
 // connDown moves a broken connection's QP to ERROR, so what it holds

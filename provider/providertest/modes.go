@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 var modeTests = []test{
 	{"RM one JFS to many JFRs", testRMFanOut},
 	{"RC bind send unbind rebind", testRCBind},
+	{"RC bind from both ends at once", testRCBindBothEnds},
 	{"RC rules", testRCRules},
 	{"UM sends only", testUM},
 	{"UM datagram size", testUMSize},
@@ -97,6 +99,64 @@ func testRCBind(t *testing.T, e *env) {
 	require.NoError(t, ja.Send(nil, la.SGE(0, 4), 0, 4))
 	require.Equal(t, uint64(4), e.pollOK(jfcA).UserCtx)
 	e.pollOK(jfcB)
+}
+
+// testRCBindBothEnds binds two RC Jetties to each other from both ends
+// at the same moment, as two processes that start together do, and then
+// sends both ways: the two ends must settle on one connection, and every
+// request posted right after Bind must complete, on both ends, once.
+func testRCBindBothEnds(t *testing.T, e *env) {
+	if !e.attr.SupportsMode(jetty.RC) {
+		t.Skip("device has no RC mode; testRCBind checks the refusal")
+	}
+	const rounds, msgs = 8, 4
+	for round := range rounds {
+		jfcA, jfcB := e.jfc(e.a, 0), e.jfc(e.b, 0)
+		ja, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcA}})
+		require.NoError(t, err)
+		jb, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcB}})
+		require.NoError(t, err)
+		rb, err := jetty.ImportJetty(e.a, jb.Descriptor(), 0)
+		require.NoError(t, err)
+		ra, err := jetty.ImportJetty(e.b, ja.Descriptor(), 0)
+		require.NoError(t, err)
+		la, lb := e.seg(e.a, 64*msgs, segment.LocalOnly), e.seg(e.b, 64*msgs, segment.LocalOnly)
+		for i := range msgs {
+			require.NoError(t, ja.Recv(la.SGE(uint64(64*i), 64), uint64(i)))
+			require.NoError(t, jb.Recv(lb.SGE(uint64(64*i), 64), uint64(i)))
+		}
+		var wg sync.WaitGroup
+		var errA, errB error
+		wg.Add(2)
+		go func() { defer wg.Done(); errA = ja.Bind(rb) }()
+		go func() { defer wg.Done(); errB = jb.Bind(ra) }()
+		wg.Wait()
+		require.NoError(t, errA, "round %d: bind a to b", round)
+		require.NoError(t, errB, "round %d: bind b to a", round)
+		for i := range msgs {
+			require.NoError(t, ja.Send(nil, la.SGE(uint64(64*i), 8), 0, uint64(100+i)))
+			require.NoError(t, jb.Send(nil, lb.SGE(uint64(64*i), 8), 0, uint64(200+i)))
+		}
+		for _, side := range []struct {
+			jfc  *jetty.JFC
+			sent uint64
+		}{{jfcA, 100}, {jfcB, 200}} {
+			got := map[uint64]int{}
+			for _, cr := range e.poll(side.jfc, 2*msgs) {
+				require.Equal(t, urma.CRSuccess, cr.Status, "round %d: %v", round, cr)
+				got[cr.UserCtx]++
+			}
+			for i := range uint64(msgs) {
+				require.Equal(t, 1, got[side.sent+i], "round %d: send %d: records %v", round, side.sent+i, got)
+				require.Equal(t, 1, got[i], "round %d: receive %d: records %v", round, i, got)
+			}
+		}
+		e.none(jfcA)
+		e.none(jfcB)
+		require.NoError(t, ja.Unbind())
+		require.NoError(t, ja.Close())
+		require.NoError(t, jb.Close())
+	}
 }
 
 func testRCRules(t *testing.T, e *env) {

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -113,6 +114,30 @@ func (d Device) PortState() (string, error) {
 		return "", fmt.Errorf("vm: device %s: %w", d.Name, err)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// Counters returns the device's port 1 hardware counters (hw_counters in
+// sysfs: packets, retries, RNR NAKs and the like) by name. A test that
+// hangs logs them to say where the device's requests are.
+func (d Device) Counters() (map[string]uint64, error) {
+	dir := filepath.Join(sysInfiniband, d.Name, "ports", "1", "hw_counters")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("vm: device %s: %w", d.Name, err)
+	}
+	out := make(map[string]uint64, len(ents))
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("vm: device %s: %w", d.Name, err)
+		}
+		v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("vm: device %s: counter %s: %w", d.Name, e.Name(), err)
+		}
+		out[e.Name()] = v
+	}
+	return out, nil
 }
 
 const sysInfiniband = "/sys/class/infiniband"

@@ -136,6 +136,10 @@ func TestTwoHostsCrossTheWire(t *testing.T) {
 	defer cancel()
 	const iters = 200
 	before := txPackets(ctx, t, env.HostA)
+	counted, err := env.HostA.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	server := env.HostB.Command(ctx, "ib_write_bw", "-d", env.HostB.Name, "-n", strconv.Itoa(iters))
 	var serverOut strings.Builder
@@ -144,7 +148,6 @@ func TestTwoHostsCrossTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	var clientOut []byte
-	var err error
 	for range 40 { // the server needs a moment to listen
 		clientOut, err = env.HostA.Command(ctx, "ib_write_bw", "-d", env.HostA.Name, "-n", strconv.Itoa(iters), env.HostB.Addr.String()).CombinedOutput()
 		if err == nil || ctx.Err() != nil {
@@ -163,6 +166,13 @@ func TestTwoHostsCrossTheWire(t *testing.T) {
 	// ib_write_bw's default message is 64 KiB, more than 60 MTU-sized packets.
 	if sent := txPackets(ctx, t, env.HostA) - before; sent < iters {
 		t.Fatalf("%s sent %d packets for %d RDMA WRITEs; the traffic did not cross the veth", env.HostA.Netdev, sent, iters)
+	}
+	after, err := env.HostA.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent := after["sent_pkts"] - counted["sent_pkts"]; sent < iters {
+		t.Fatalf("%s counted %d sent packets for %d RDMA WRITEs (counters %v)", env.HostA.Name, sent, iters, after)
 	}
 }
 
