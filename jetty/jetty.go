@@ -65,7 +65,8 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 func (j *Jetty) Descriptor() Descriptor { return j.p.Desc() }
 
 // Bind connects an RC Jetty to one remote Jetty (urma_bind_jetty); requests
-// then go there without a Target.
+// then go there without a Target. The remote Jetty binds to this one the
+// same way, even at the same moment: both ends then share one connection.
 func (j *Jetty) Bind(r *Remote) error {
 	if r == nil {
 		return opErr("jetty bind", provider.Errorf(urma.ErrInvalid, "nil remote"))
