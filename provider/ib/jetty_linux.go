@@ -355,7 +355,9 @@ func (j *jetty) dropRetired() {
 	for _, cn := range old {
 		j.ctx.cm.drop(cn) // before detach: see acceptConn
 		j.rq.detach(cn)
-		j.sq.connGone(cn)
+		if !j.closed.Load() { // a closing queue reports all it holds
+			j.sq.connGone(cn)
+		}
 	}
 }
 
@@ -370,6 +372,9 @@ func (j *jetty) dropConn() {
 	if cn != nil {
 		j.ctx.cm.drop(cn) // before detach: see acceptConn
 		j.rq.detach(cn)
+		if !j.closed.Load() { // a closing queue reports all it holds
+			j.sq.connGone(cn)
+		}
 	}
 }
 

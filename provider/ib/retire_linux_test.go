@@ -139,3 +139,44 @@ func TestBindFromBothEndsKeepsOneConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestUnbindReportsTheRunningRequest unbinds a Jetty while its SEND waits
+// for a receive: the SEND must end with an error record, whichever comes
+// first, the device's flush or the QP's destruction.
+func TestUnbindReportsTheRunningRequest(t *testing.T) {
+	env := vm.Require(t)
+	dev, err := urma.DeviceByName(env.RXE.Name)
+	require.NoError(t, err)
+	for round := range 5 {
+		ca, err := urma.Open(dev, 0, nil)
+		require.NoError(t, err)
+		cb, err := urma.Open(dev, 0, nil)
+		require.NoError(t, err)
+		jfc, err := jt.NewJFC(ca, jt.JFCConfig{Depth: 16})
+		require.NoError(t, err)
+		ja, err := jt.NewJetty(ca, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc, RNRRetry: 7}})
+		require.NoError(t, err)
+		jfcB, err := jt.NewJFC(cb, jt.JFCConfig{Depth: 16})
+		require.NoError(t, err)
+		jb, err := jt.NewJetty(cb, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfcB}})
+		require.NoError(t, err)
+		rb, err := jt.ImportJetty(ca, jb.Descriptor(), 0)
+		require.NoError(t, err)
+		require.NoError(t, ja.Bind(rb))
+		seg, err := sg.Alloc(ca, 64, sg.Config{Access: sg.LocalOnly})
+		require.NoError(t, err)
+		require.NoError(t, ja.Send(nil, seg.SGE(0, 8), 0, 1))
+		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, ja.Unbind())
+		crs := make([]jt.CR, 4)
+		n := 0
+		for deadline := time.Now().Add(10 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			n, err = jfc.Poll(crs)
+			require.NoError(t, err)
+		}
+		require.Equal(t, 1, n, "round %d: records of the SEND running at Unbind", round)
+		require.NotEqual(t, urma.CRSuccess, crs[0].Status, "round %d: %v", round, crs[0])
+		require.NoError(t, ca.Close())
+		require.NoError(t, cb.Close())
+	}
+}
