@@ -25,30 +25,7 @@ import (
 // must not give it a second one. The test calls connGone while the QP
 // still runs the SEND, which makes both happen every time.
 func TestReplacedConnectionReportsItsRequests(t *testing.T) {
-	env := vm.Require(t)
-	dev, err := urma.DeviceByName(env.RXE.Name)
-	require.NoError(t, err)
-	open := func() (*urma.Context, *jt.JFC, *jt.Jetty) {
-		c, err := urma.Open(dev, 0, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		jfc, err := jt.NewJFC(c, jt.JFCConfig{Depth: 64})
-		require.NoError(t, err)
-		// RNR retries for ever: the SEND runs until its connection goes.
-		j, err := jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc, RNRRetry: 7}})
-		require.NoError(t, err)
-		return c, jfc, j
-	}
-	ca, jfcA, ja := open()
-	_, _, jb := open()
-	rb, err := jt.ImportJetty(ca, jb.Descriptor(), 0)
-	require.NoError(t, err)
-	require.NoError(t, ja.Bind(rb))
-	seg, err := sg.Alloc(ca, 64, sg.Config{Access: sg.LocalOnly})
-	require.NoError(t, err)
-
-	// jb has no receive posted: the SEND waits in RNR retries.
-	require.NoError(t, ja.Send(nil, seg.SGE(0, 8), 0, 1))
+	ca, jfcA, ja := waitingSend(t)
 	crs := make([]jt.CR, 4)
 	time.Sleep(100 * time.Millisecond)
 	n, err := jfcA.Poll(crs)
@@ -144,39 +121,47 @@ func TestBindFromBothEndsKeepsOneConnection(t *testing.T) {
 // for a receive: the SEND must end with an error record, whichever comes
 // first, the device's flush or the QP's destruction.
 func TestUnbindReportsTheRunningRequest(t *testing.T) {
-	env := vm.Require(t)
-	dev, err := urma.DeviceByName(env.RXE.Name)
-	require.NoError(t, err)
 	for round := range 5 {
-		ca, err := urma.Open(dev, 0, nil)
-		require.NoError(t, err)
-		cb, err := urma.Open(dev, 0, nil)
-		require.NoError(t, err)
-		jfc, err := jt.NewJFC(ca, jt.JFCConfig{Depth: 16})
-		require.NoError(t, err)
-		ja, err := jt.NewJetty(ca, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc, RNRRetry: 7}})
-		require.NoError(t, err)
-		jfcB, err := jt.NewJFC(cb, jt.JFCConfig{Depth: 16})
-		require.NoError(t, err)
-		jb, err := jt.NewJetty(cb, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfcB}})
-		require.NoError(t, err)
-		rb, err := jt.ImportJetty(ca, jb.Descriptor(), 0)
-		require.NoError(t, err)
-		require.NoError(t, ja.Bind(rb))
-		seg, err := sg.Alloc(ca, 64, sg.Config{Access: sg.LocalOnly})
-		require.NoError(t, err)
-		require.NoError(t, ja.Send(nil, seg.SGE(0, 8), 0, 1))
+		_, jfc, ja := waitingSend(t)
 		time.Sleep(20 * time.Millisecond)
 		require.NoError(t, ja.Unbind())
 		crs := make([]jt.CR, 4)
-		n := 0
+		var n int
+		var err error
 		for deadline := time.Now().Add(10 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			n, err = jfc.Poll(crs)
 			require.NoError(t, err)
 		}
 		require.Equal(t, 1, n, "round %d: records of the SEND running at Unbind", round)
 		require.NotEqual(t, urma.CRSuccess, crs[0].Status, "round %d: %v", round, crs[0])
-		require.NoError(t, ca.Close())
-		require.NoError(t, cb.Close())
 	}
+}
+
+// waitingSend binds an RC Jetty of a new context to one of another and
+// posts a SEND (user context 1) that waits in RNR retries for ever, since
+// the peer posts no receive. It returns the first context, its JFC and its
+// Jetty; both contexts close when the test ends.
+func waitingSend(t *testing.T) (*urma.Context, *jt.JFC, *jt.Jetty) {
+	env := vm.Require(t)
+	dev, err := urma.DeviceByName(env.RXE.Name)
+	require.NoError(t, err)
+	open := func() (*urma.Context, *jt.JFC, *jt.Jetty) {
+		c, err := urma.Open(dev, 0, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		jfc, err := jt.NewJFC(c, jt.JFCConfig{Depth: 64})
+		require.NoError(t, err)
+		j, err := jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc, RNRRetry: 7}})
+		require.NoError(t, err)
+		return c, jfc, j
+	}
+	ca, jfc, ja := open()
+	_, _, jb := open()
+	rb, err := jt.ImportJetty(ca, jb.Descriptor(), 0)
+	require.NoError(t, err)
+	require.NoError(t, ja.Bind(rb))
+	seg, err := sg.Alloc(ca, 64, sg.Config{Access: sg.LocalOnly})
+	require.NoError(t, err)
+	require.NoError(t, ja.Send(nil, seg.SGE(0, 8), 0, 1))
+	return ca, jfc, ja
 }
