@@ -28,7 +28,7 @@ func TestBinaryInspect(t *testing.T) {
 
 	// A subdirectory, created 0700 by the provider; it is set before the
 	// context opens because the provider reads it then.
-	dir := filepath.Join(t.TempDir(), "rt")
+	dir := filepath.Join(socketDir(t), "rt")
 	t.Setenv(loopback.EnvRuntimeDir, dir)
 	env := []string{loopback.EnvRuntimeDir + "=" + dir}
 	dev, err := urma.DeviceByName(loopback.DeviceName)
@@ -162,4 +162,17 @@ func fields(s string) [][]string {
 		out = append(out, strings.Fields(l))
 	}
 	return out
+}
+
+// socketDir is a temporary directory that can hold unix sockets. In the
+// test VM (URMA_VM=1, see test/vm) the temporary directory is the host's,
+// shared over 9p, which cannot: there it is one in the guest's own /run.
+func socketDir(t *testing.T) string {
+	if os.Getenv("URMA_VM") != "1" {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("/run", "urmactl-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
