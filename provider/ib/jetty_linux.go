@@ -224,8 +224,7 @@ func (j *jetty) connect(r *remote) (*conn, error) {
 		j.adopt(cn, r.desc.ID)
 		if other != nil {
 			j.mu.Lock()
-			j.retired = append(j.retired, other)
-			j.hasRetired.Store(true)
+			j.retireLocked(other)
 			j.mu.Unlock()
 		}
 		return cn, nil
@@ -331,14 +330,19 @@ func (j *jetty) retireConn() {
 	j.mu.Lock()
 	if cn := j.cn; cn != nil {
 		j.cn = nil
-		j.retired = append(j.retired, cn)
-		j.hasRetired.Store(true)
+		j.retireLocked(cn)
 	}
 	j.mu.Unlock()
 	if j.sq.mu.TryLock() {
 		j.dropRetired()
 		j.sq.mu.Unlock()
 	}
+}
+
+// retireLocked queues cn for dropRetired. The caller holds j.mu.
+func (j *jetty) retireLocked(cn *conn) {
+	j.retired = append(j.retired, cn)
+	j.hasRetired.Store(true)
 }
 
 // dropRetired drops the connections retireConn took away. The caller

@@ -50,6 +50,15 @@ func testRMFanOut(t *testing.T, e *env) {
 
 // rcPair makes an RC Jetty on each side, each bound to the other.
 func rcPair(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC, ra, rb *jetty.Remote) {
+	ja, jb, jfcA, jfcB, ra, rb = rcJetties(t, e)
+	require.NoError(t, ja.Bind(rb))
+	require.NoError(t, jb.Bind(ra))
+	return
+}
+
+// rcJetties makes an RC Jetty on each side, each with its JFC, and each
+// side's import of the other's, unbound.
+func rcJetties(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC, ra, rb *jetty.Remote) {
 	jfcA, jfcB = e.jfc(e.a, 0), e.jfc(e.b, 0)
 	var err error
 	ja, err = jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcA}})
@@ -60,8 +69,6 @@ func rcPair(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC, r
 	require.NoError(t, err)
 	ra, err = jetty.ImportJetty(e.b, ja.Descriptor(), 0)
 	require.NoError(t, err)
-	require.NoError(t, ja.Bind(rb))
-	require.NoError(t, jb.Bind(ra))
 	return
 }
 
@@ -111,15 +118,7 @@ func testRCBindBothEnds(t *testing.T, e *env) {
 	}
 	const rounds, msgs = 8, 4
 	for round := range rounds {
-		jfcA, jfcB := e.jfc(e.a, 0), e.jfc(e.b, 0)
-		ja, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcA}})
-		require.NoError(t, err)
-		jb, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcB}})
-		require.NoError(t, err)
-		rb, err := jetty.ImportJetty(e.a, jb.Descriptor(), 0)
-		require.NoError(t, err)
-		ra, err := jetty.ImportJetty(e.b, ja.Descriptor(), 0)
-		require.NoError(t, err)
+		ja, jb, jfcA, jfcB, ra, rb := rcJetties(t, e)
 		la, lb := e.seg(e.a, 64*msgs, segment.LocalOnly), e.seg(e.b, 64*msgs, segment.LocalOnly)
 		for i := range msgs {
 			require.NoError(t, ja.Recv(la.SGE(uint64(64*i), 64), uint64(i)))
