@@ -252,6 +252,23 @@ func (c *lbContext) unregisterSendq(q *sendq) {
 	c.sendqs.Store(&tab)
 }
 
+// quiesceSendqs takes the lock of each send queue of the context once, so
+// that every post or retry in progress when it began has ended (see
+// peerConn.usable).
+func (c *lbContext) quiesceSendqs() {
+	tab := c.sendqs.Load()
+	if tab == nil {
+		return
+	}
+	for _, q := range *tab {
+		if q != nil {
+			q.mu.Lock()
+			//lint:ignore SA2001 waiting for the holder is the point
+			q.mu.Unlock()
+		}
+	}
+}
+
 func (c *lbContext) sendqByID(id uint32) *sendq {
 	p := c.sendqs.Load()
 	if p == nil || int(id) >= len(*p) {

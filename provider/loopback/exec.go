@@ -228,11 +228,10 @@ func (v *rqView) ready() provider.CRStatus {
 	if v.local != nil {
 		s = v.local.st.Load()
 	} else {
-		if st := v.peer.enter(); st != provider.CRSuccess {
+		if st := v.peer.usable(); st != provider.CRSuccess {
 			return st
 		}
 		s = v.ring.meta(metaState).Load()
-		v.peer.leave()
 	}
 	if provider.State(s) != provider.StateReady {
 		return provider.CRRemAccessAbortErr
@@ -240,7 +239,9 @@ func (v *rqView) ready() provider.CRStatus {
 	return provider.CRSuccess
 }
 
-// enterRQ brackets a delivery into v so that its memory stays mapped.
+// enterRQ brackets a delivery into v so that its memory stays mapped: a
+// queue of this process counts its senders, a peer's needs only to be
+// usable (see peerConn.usable).
 func enterRQ(v *rqView) provider.CRStatus {
 	if v.local != nil {
 		if !v.local.enter() {
@@ -248,15 +249,13 @@ func enterRQ(v *rqView) provider.CRStatus {
 		}
 		return provider.CRSuccess
 	}
-	return v.peer.enter()
+	return v.peer.usable()
 }
 
 func leaveRQ(v *rqView) {
 	if v.local != nil {
 		v.local.leave()
-		return
 	}
-	v.peer.leave()
 }
 
 // deliver consumes a receive at the target for SEND, SEND_IMM and

@@ -25,17 +25,23 @@ func Pins(s provider.Segment) int32 {
 	return -1
 }
 
-// Entries is the number of accesses inside c's peer processes now.
-func Entries(c provider.Context) int32 {
-	lc, ok := c.(*lbContext)
-	if !ok {
-		return -1
-	}
+// HoldQueue takes the lock of q, a JFS of this provider, as a post in
+// progress holds it, and returns its release.
+func HoldQueue(q provider.JFS) func() {
+	s := q.(*jfsObj).sendq
+	s.mu.Lock()
+	return s.mu.Unlock
+}
+
+// PeerTeardowns returns, for each peer process c is linked to now, a
+// channel closed once the link's teardown has unmapped the peer's memory.
+func PeerTeardowns(c provider.Context) []<-chan struct{} {
+	lc := c.(*lbContext)
 	lc.peersMu.Lock()
 	defer lc.peersMu.Unlock()
-	var n int32
+	var out []<-chan struct{}
 	for _, p := range lc.peers {
-		n += p.inflight.Load()
+		out = append(out, p.torn)
 	}
-	return n
+	return out
 }

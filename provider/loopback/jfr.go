@@ -64,6 +64,11 @@ type recvq struct {
 
 	mu      sync.Mutex
 	waiters []*sendq // senders in RNR wait on this queue
+	// nwaiters is len(waiters), for a post of receives to see without
+	// the lock that there is nobody to wake: a lock is two locked
+	// instructions, each waiting for the receive's stores to reach the
+	// line the sender last read.
+	nwaiters atomic.Int32
 }
 
 // rqView is a receive queue as a sender sees it: in this process (local),
@@ -203,6 +208,11 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 // rather than at their next RNR timer tick. Senders in other processes
 // retry on their timer, or when their JFC is polled (stalledQueues).
 func (q *recvq) wakeSenders() {
+	// A sender that adds itself after this load waits for its RNR timer,
+	// as one that adds itself after the lock below would.
+	if q.nwaiters.Load() == 0 {
+		return
+	}
 	q.mu.Lock()
 	if len(q.waiters) == 0 {
 		q.mu.Unlock()
@@ -214,6 +224,7 @@ func (q *recvq) wakeSenders() {
 	ws := append(buf[:0], q.waiters...)
 	clear(q.waiters)
 	q.waiters = q.waiters[:0]
+	q.nwaiters.Store(0)
 	q.mu.Unlock()
 	for _, s := range ws {
 		s.kick()
@@ -229,6 +240,7 @@ func (q *recvq) addWaiter(s *sendq) {
 		}
 	}
 	q.waiters = append(q.waiters, s)
+	q.nwaiters.Store(int32(len(q.waiters)))
 }
 
 func (q *recvq) query() (provider.QueueAttr, error) {

@@ -23,7 +23,8 @@ type memRef struct {
 	mem      []byte
 	pid      int
 	// peer is the owner's process when it is not this one; its mappings
-	// stay valid while an access is inside peer.enter/leave.
+	// stay valid while peer.usable says so, for as long as the request's
+	// queue lock is held.
 	peer *peerConn
 	// counted accesses use the owner's own memory (in the owner's process,
 	// or through process_vm_*), so they hold inflight while they run.
@@ -35,27 +36,16 @@ type memRef struct {
 // unregistered, the peer's loss status if its process is gone.
 func (r *memRef) acquire() provider.CRStatus {
 	if r.peer != nil {
-		if st := r.peer.enter(); st != provider.CRSuccess {
+		if st := r.peer.usable(); st != provider.CRSuccess {
 			return st
 		}
 	}
-	if st := r.pin(); st != provider.CRSuccess {
-		if r.peer != nil {
-			r.peer.leave()
-		}
-		return st
-	}
-	return provider.CRSuccess
+	return r.pin()
 }
 
-func (r *memRef) release() {
-	r.unpin()
-	if r.peer != nil {
-		r.peer.leave()
-	}
-}
+func (r *memRef) release() { r.unpin() }
 
-// pin is acquire for a caller already inside r.peer.enter (or with no
+// pin is acquire for a caller that knows the peer usable (or with no
 // peer): the access is counted if it must be, and the segment checked.
 func (r *memRef) pin() provider.CRStatus {
 	if r.counted {

@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,7 +35,6 @@ type peerConn struct {
 
 	dead     atomic.Bool
 	graceful atomic.Bool // the peer said goodbye: its objects are closed, not lost
-	inflight atomic.Int32
 
 	mu   sync.Mutex
 	segs map[uint32]*peerSeg
@@ -209,17 +207,22 @@ func (p *peerConn) notifyOverflow(id uint32) {
 	}()
 }
 
-// enter brackets an access to the peer's memory or queues.
-func (p *peerConn) enter() provider.CRStatus {
-	p.inflight.Add(1)
+// usable reports whether the peer's mappings may still be used: CRSuccess,
+// or the status of its loss.
+//
+// Every access to them is made by a request of this context under its
+// queue's lock (a post, an RNR retry), and checks usable first. lost sets
+// dead and then takes each queue's lock once before it unmaps anything, so
+// an access that found the peer usable has ended by then, and a later one
+// finds it dead. An access therefore needs no count of its own: a count
+// is two locked instructions per access, and each waits until the
+// request's earlier stores have reached the peer's core.
+func (p *peerConn) usable() provider.CRStatus {
 	if p.dead.Load() {
-		p.inflight.Add(-1)
 		return p.lossStatus()
 	}
 	return provider.CRSuccess
 }
-
-func (p *peerConn) leave() { p.inflight.Add(-1) }
 
 // lossStatus is what requests to a lost peer complete with: the status of a
 // closed target if it said goodbye, a transport timeout if its process died.
@@ -251,9 +254,7 @@ func (p *peerConn) lost() {
 	// Requests waiting for a receive at the peer fail now, not at their
 	// next RNR retry; bound RC jetties learn that their remote is gone.
 	c.peerLost(p)
-	for p.inflight.Load() > 0 {
-		runtime.Gosched()
-	}
+	c.quiesceSendqs()
 	p.mu.Lock()
 	for _, m := range p.maps {
 		m.close()

@@ -102,7 +102,7 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		n++
 	}
 	if n == 0 || !atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(n)) {
-		q.unpinRun(n, v)
+		q.unpinRun(n)
 		return 0
 	}
 	var sw senderWords
@@ -133,7 +133,7 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		q.head++
 		q.complete(&ws[i], q.head, rem, provider.CRSuccess, uint32(q.run[i].src.n))
 	}
-	q.unpinRun(n, v)
+	q.unpinRun(n)
 	return n
 }
 
@@ -157,66 +157,43 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 	if len(sges) == 1 {
 		sg := &sges[0]
 		ref := v.bufRef(sg.handle, sg.gen)
-		if ref == nil || pinWithin(ref, v) != provider.CRSuccess {
-			releaseSpan(&m.src, nil)
+		if ref == nil || ref.acquire() != provider.CRSuccess {
+			releaseSpan(&m.src)
 			return false
 		}
 		if !ref.span(sg.addr, sg.length, &m.dst) || m.dst.remote() {
 			// Out of range or unmapped: let go of ref itself, and
 			// forget the span so that nothing releases it again.
 			m.dst = span{}
-			unpinWithin(ref, v)
-			releaseSpan(&m.src, nil)
+			ref.release()
+			releaseSpan(&m.src)
 			return false
 		}
 	}
 	if m.src.n > m.dst.n {
-		releaseSpan(&m.dst, v)
-		releaseSpan(&m.src, nil)
+		releaseSpan(&m.dst)
+		releaseSpan(&m.src)
 		return false
 	}
 	m.userCtx = (*recvSlot)(v.ring.payload(p)).userCtx
 	return true
 }
 
-// pinWithin acquires a receive buffer's segment for a delivery that is
-// already inside the entry of v: a buffer in v's peer needs no second
-// entry into it.
-func pinWithin(ref *memRef, v *rqView) provider.CRStatus {
-	if ref.peer != nil && ref.peer == v.peer {
-		return ref.pin()
-	}
-	return ref.acquire()
-}
-
-// unpinWithin lets go of what pinWithin took.
-func unpinWithin(ref *memRef, v *rqView) {
-	if ref.peer != nil && ref.peer == v.peer {
-		ref.unpin()
-		return
-	}
-	ref.release()
-}
-
-// releaseSpan lets go of what a span of a run holds: its source segment,
-// or (with v) its receive buffer as pinWithin took it.
-func releaseSpan(s *span, v *rqView) {
-	switch {
-	case s.ref == nil:
-	case v != nil:
-		unpinWithin(s.ref, v)
-	default:
+// releaseSpan lets go of what a span of a run holds: its source segment or
+// its receive buffer.
+func releaseSpan(s *span) {
+	if s.ref != nil {
 		s.ref.release()
 	}
 }
 
 // unpinRun lets go of the first n messages' spans and forgets them, so that
 // the sendq holds no caller memory alive.
-func (q *sendq) unpinRun(n int, v *rqView) {
+func (q *sendq) unpinRun(n int) {
 	for i := 0; i < n; i++ {
 		m := &q.run[i]
-		releaseSpan(&m.dst, v)
-		releaseSpan(&m.src, nil)
+		releaseSpan(&m.dst)
+		releaseSpan(&m.src)
 		*m = runMsg{}
 	}
 }

@@ -1,0 +1,48 @@
+package loopback_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
+)
+
+// A request reaches a peer's memory through mappings that the link's
+// teardown unmaps when the peer process dies. Requests count no entries
+// into the peer; instead the teardown waits for every post of the context
+// in progress, which holds its queue's lock: with that lock held, the
+// memory stays mapped, and it goes once the lock is let go.
+func TestPeerTeardownWaitsForPosts(t *testing.T) {
+	x := newXProc(t)
+	seg, err := segment.Alloc(x.b, 1<<12, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	tgt, err := segment.Import(x.a, seg.Descriptor(), 0)
+	require.NoError(t, err)
+	_, _, rem := x.peerJFR(t, 4)
+	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})
+	local, err := segment.Alloc(x.a, 1<<12, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	require.NoError(t, jfs.Write(rem, tgt.SGE(0, 8), local.SGE(0, 8), 0, 1))
+	require.True(t, pollN(t, jfc, 1, 5*time.Second)[0].OK())
+
+	torn := loopback.PeerTeardowns(x.a.Raw())
+	require.Len(t, torn, 1, "one link, to the peer process")
+	release := loopback.HoldQueue(jfs.Raw())
+	require.NoError(t, x.peer.Process().Kill())
+	select {
+	case <-torn[0]:
+		release()
+		t.Fatal("the peer's memory was unmapped under a post in progress")
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	select {
+	case <-torn[0]:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the teardown did not finish after the post ended")
+	}
+}
