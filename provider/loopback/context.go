@@ -225,7 +225,8 @@ func (c *lbContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error)
 
 func (c *lbContext) AckAsyncEvent(ev provider.AsyncEvent) error { return c.events.Ack(ev) }
 
-// registerSendq and unregisterSendq maintain the lock-free id table.
+// registerSendq and unregisterSendq maintain the lock-free id table and
+// the process's list of queues (see quiesce.go).
 func (c *lbContext) registerSendq(q *sendq) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -238,9 +239,11 @@ func (c *lbContext) registerSendq(q *sendq) {
 	copy(tab, old)
 	tab[q.id] = q
 	c.sendqs.Store(&tab)
+	trackSendq(q)
 }
 
 func (c *lbContext) unregisterSendq(q *sendq) {
+	untrackSendq(q)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.sendqs.Load()
@@ -250,23 +253,6 @@ func (c *lbContext) unregisterSendq(q *sendq) {
 	tab := append([]*sendq(nil), *p...)
 	tab[q.id] = nil
 	c.sendqs.Store(&tab)
-}
-
-// quiesceSendqs takes the lock of each send queue of the context once, so
-// that every post or retry in progress when it began has ended (see
-// peerConn.usable).
-func (c *lbContext) quiesceSendqs() {
-	tab := c.sendqs.Load()
-	if tab == nil {
-		return
-	}
-	for _, q := range *tab {
-		if q != nil {
-			q.mu.Lock()
-			//lint:ignore SA2001 waiting for the holder is the point
-			q.mu.Unlock()
-		}
-	}
 }
 
 func (c *lbContext) sendqByID(id uint32) *sendq {

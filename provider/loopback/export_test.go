@@ -16,15 +16,6 @@ func Quarantined() int {
 	return len(quarantined.segs)
 }
 
-// Pins is the number of accesses pinning s, a segment of this process
-// (-1 for any other).
-func Pins(s provider.Segment) int32 {
-	if seg, ok := s.(*segment); ok {
-		return seg.ref.inflight.Load()
-	}
-	return -1
-}
-
 // HoldQueue takes the lock of q, a JFS of this provider, as a post in
 // progress holds it, and returns its release.
 func HoldQueue(q provider.JFS) func() {

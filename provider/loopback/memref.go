@@ -26,8 +26,10 @@ type memRef struct {
 	// stay valid while peer.usable says so, for as long as the request's
 	// queue lock is held.
 	peer *peerConn
-	// counted accesses use the owner's own memory (in the owner's process,
-	// or through process_vm_*), so they hold inflight while they run.
+	// counted accesses reach the owner's own memory from another process
+	// (through process_vm_*), so they hold inflight while they run; the
+	// owner's Unregister waits for them. Accesses from the owner's process
+	// are waited out through the queue locks instead (see quiesce.go).
 	counted bool
 }
 

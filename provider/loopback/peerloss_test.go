@@ -9,6 +9,7 @@ import (
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
 )
 
 // A request reaches a peer's memory through mappings that the link's
@@ -44,5 +45,36 @@ func TestPeerTeardownWaitsForPosts(t *testing.T) {
 	case <-torn[0]:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the teardown did not finish after the post ended")
+	}
+}
+
+// Unregister waits the same way for the posts of this process that may be
+// copying from or into the segment: with a post's queue lock held, Close
+// does not return.
+func TestSegmentCloseWaitsForPosts(t *testing.T) {
+	dev, err := urma.DeviceByName(loopback.DeviceName)
+	require.NoError(t, err)
+	ctx, err := urma.Open(dev, 0, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	src, err := segment.Alloc(ctx, 1<<12, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	jfs, _ := sendSide(t, ctx, jetty.JFSConfig{})
+
+	release := loopback.HoldQueue(jfs.Raw())
+	closed := make(chan error, 1)
+	go func() { closed <- src.Close() }()
+	select {
+	case err := <-closed:
+		release()
+		t.Fatalf("segment closed under a post in progress (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the segment did not close after the post ended")
 	}
 }

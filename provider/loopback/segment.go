@@ -94,7 +94,9 @@ func (c *lbContext) addSegment(mem []byte, m *mapping, cfg provider.SegmentConfi
 	ent := c.page.entry(h)
 	gen := ent.gen.Add(1)
 	ent.state.Store(segLive)
-	s.ref = memRef{ent: ent, inflight: c.page.inflight(h), gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem, counted: true}
+	// Accesses from this process are not counted: destroy waits them out
+	// through the queue locks (see quiesce.go).
+	s.ref = memRef{ent: ent, inflight: c.page.inflight(h), gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem}
 	var old []*segment
 	if p := c.segs.Load(); p != nil {
 		old = *p
@@ -157,6 +159,7 @@ func (s *segment) destroy() {
 	}
 	ent, inflight := s.ref.ent, s.ref.inflight
 	ent.state.Store(segDead)
+	quiesceProcess()
 	deadline := time.Now().Add(drainTimeout)
 	for inflight.Load() > 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
