@@ -269,35 +269,87 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	}
 	r := j.view.ring
 	n := 0
-	var s crSlot
 	for n < len(crs) {
-		if !claimRecord(r, &s) {
+		out := crs[n:min(len(crs), n+pollBatch)]
+		took, made := claimRecords(r, out)
+		for i := range out[:made] {
+			// A send-side record frees its queue's slots, once
+			// claimed; its sequence came in Imm.
+			if c := &out[i]; c.Flags&provider.CRFlagRecv == 0 {
+				if q := j.ctx.sendqByID(c.LocalID); q != nil {
+					q.credit(c.Imm)
+				}
+				c.Imm = 0
+			}
+		}
+		n += made
+		if took == 0 {
 			break
 		}
-		flags := s.flags()
-		if flags&crHole != 0 {
-			continue
-		}
-		// Every field of c is stored on its own (a composite literal would
-		// be built in a temporary and copied in stalling wide loads).
-		c := &crs[n]
-		c.Status, c.Opcode, c.Flags = provider.CRStatus(uint8(s.kind)), provider.Opcode(uint8(s.kind>>8)), provider.CRFlags(flags)
-		c.Len, c.UserCtx, c.LocalID = uint32(s.lenLocal), s.userCtx, uint32(s.lenLocal>>32)
-		c.RemoteID.UASID, c.RemoteID.ID = uint32(s.ids), uint32(s.ids>>32)
-		binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], s.remoteEID[0])
-		binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], s.remoteEID[1])
-		c.Imm = 0
-		if flags&uint8(provider.CRFlagRecv) != 0 {
-			c.Imm = s.word
-		} else if q := j.ctx.sendqByID(c.LocalID); q != nil {
-			q.credit(s.word)
-		}
-		n++
 	}
 	if n == 0 && j.stalled.any.Load() {
 		j.stalled.retry()
 	}
 	return n, nil
+}
+
+// pollBatch is the most records Poll claims at once.
+const pollBatch = 16
+
+// claimRecords consumes the oldest published records of a JFC ring, as many
+// as are published in a row and fit in out, with one CAS, and reports how
+// many slots it took and how many records it made of them in out (a hole
+// left by a dead producer takes a slot and makes none). A send-side
+// record carries its request's sequence in Imm. Between the records there
+// is no locked instruction, so their lines are asked for together:
+// claimed one at a time, each record's line waited for the previous claim,
+// and a poller got a record per cross-core transfer. The records are
+// copied out before the claim, because once deq moves past a slot its
+// producer may write it.
+func claimRecords(r *ring, out []provider.CR) (took, made int) {
+	for {
+		pos := atomic.LoadUint64(r.deq)
+		took, made = 0, 0
+		for made < len(out) {
+			p := pos + uint64(took)
+			if atomic.LoadUint64(r.seq(p)) != p+1 {
+				break
+			}
+			var s crSlot
+			s.load((*crSlot)(r.payload(p)))
+			took++
+			if s.toCR(&out[made]) {
+				made++
+			}
+		}
+		if took == 0 {
+			if atomic.LoadUint64(r.deq) != pos {
+				continue // another poller took it meanwhile
+			}
+			return 0, 0
+		}
+		if atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(took)) {
+			return took, made
+		}
+	}
+}
+
+// toCR makes c of the record s and reports whether it is one: a hole left
+// by a dead producer is not.
+func (s *crSlot) toCR(c *provider.CR) bool {
+	flags := s.flags()
+	if flags&crHole != 0 {
+		return false
+	}
+	// Every field of c is stored on its own (a composite literal would
+	// be built in a temporary and copied in stalling wide loads).
+	c.Status, c.Opcode, c.Flags = provider.CRStatus(uint8(s.kind)), provider.Opcode(uint8(s.kind>>8)), provider.CRFlags(flags)
+	c.Len, c.UserCtx, c.LocalID = uint32(s.lenLocal), s.userCtx, uint32(s.lenLocal>>32)
+	c.RemoteID.UASID, c.RemoteID.ID = uint32(s.ids), uint32(s.ids>>32)
+	binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], s.remoteEID[0])
+	binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], s.remoteEID[1])
+	c.Imm = s.word
+	return true
 }
 
 func (j *jfc) Rearm(solicitedOnly bool) error {

@@ -167,41 +167,67 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	if st := provider.State(q.state().Load()); st != provider.StateReady {
 		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", st)
 	}
+	// Checked first, then written in chunks: one claim of ring slots per
+	// chunk (see reserveUpTo).
+	valid, verr := len(wrs), error(nil)
 	for i := range wrs {
-		w := &wrs[i]
-		if len(w.Local) > q.maxSGE {
-			return i, provider.Errorf(provider.ErrInvalid, "%d sges, jfr allows %d", len(w.Local), q.maxSGE)
+		if verr = q.checkRecv(&wrs[i]); verr != nil {
+			valid = i
+			break
 		}
-		for k := range w.Local {
-			s, err := q.ctx.localSeg(w.Local[k].Seg)
-			if err != nil {
-				return i, err
-			}
-			if err := wrcheck.InSegment(&w.Local[k], s.desc); err != nil {
-				return i, err
-			}
+	}
+	done := 0
+	for done < valid {
+		pos, got := q.ring.reserveUpTo(valid - done)
+		if got == 0 {
+			q.wakeSenders()
+			return done, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
 		}
-		pos, ok := q.ring.reserve()
-		if !ok {
-			return i, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
+		for k := range got {
+			q.writeRecv(pos+uint64(k), &wrs[done+k])
 		}
-		p := q.ring.payload(pos)
-		// Field by field: a literal stored through a pointer is built
-		// in a temporary and copied in wide loads, which wait for every
-		// earlier store when they cannot be forwarded from the narrower
-		// ones that built it.
-		rs := (*recvSlot)(p)
-		rs.userCtx, rs.nsge = w.UserCtx, uint32(len(w.Local))
-		dst := unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)
-		for k := range w.Local {
-			s, _ := q.ctx.localSeg(w.Local[k].Seg)
-			d := &dst[k]
-			d.addr, d.length, d.handle, d.gen = w.Local[k].Addr, w.Local[k].Len, s.handle, s.ref.gen
-		}
-		q.ring.publish(pos)
+		done += got
 	}
 	q.wakeSenders()
+	if verr != nil {
+		return valid, verr
+	}
 	return len(wrs), nil
+}
+
+// checkRecv checks a receive request before it is posted.
+func (q *recvq) checkRecv(w *provider.RecvWR) error {
+	if len(w.Local) > q.maxSGE {
+		return provider.Errorf(provider.ErrInvalid, "%d sges, jfr allows %d", len(w.Local), q.maxSGE)
+	}
+	for k := range w.Local {
+		s, err := q.ctx.localSeg(w.Local[k].Seg)
+		if err != nil {
+			return err
+		}
+		if err := wrcheck.InSegment(&w.Local[k], s.desc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRecv fills the reserved slot pos with w and publishes it.
+func (q *recvq) writeRecv(pos uint64, w *provider.RecvWR) {
+	p := q.ring.payload(pos)
+	// Field by field: a literal stored through a pointer is built in a
+	// temporary and copied in wide loads, which wait for every earlier
+	// store when they cannot be forwarded from the narrower ones that
+	// built it.
+	rs := (*recvSlot)(p)
+	rs.userCtx, rs.nsge = w.UserCtx, uint32(len(w.Local))
+	dst := unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)
+	for k := range w.Local {
+		s, _ := q.ctx.localSeg(w.Local[k].Seg)
+		d := &dst[k]
+		d.addr, d.length, d.handle, d.gen = w.Local[k].Addr, w.Local[k].Len, s.handle, s.ref.gen
+	}
+	q.ring.publish(pos)
 }
 
 // wakeSenders lets senders of this process waiting for a receive retry now

@@ -119,6 +119,52 @@ func (r *ring) reserve() (uint64, bool) {
 	}
 }
 
+// reserveUpTo claims up to n consecutive free slots for writing with one
+// CAS, and returns the first and how many it took (none when the ring is
+// full). It reads the slots' sequence words before the claim: their lines
+// are then asked for together, where a claim per slot would wait for each
+// line before it could read the next (a locked instruction lets no load
+// pass it).
+func (r *ring) reserveUpTo(n int) (uint64, int) {
+	for {
+		pos := atomic.LoadUint64(r.enq)
+		got, stale := 0, false
+		for got < n {
+			p := pos + uint64(got)
+			d := int64(atomic.LoadUint64(r.seq(p)) - p)
+			if d == 0 {
+				got++
+				continue
+			}
+			stale = d > 0 // another producer took p: pos is old
+			break
+		}
+		if got == 0 {
+			if stale {
+				continue
+			}
+			return 0, 0
+		}
+		took, full := r.claimEnq(pos, uint64(got), r.limit < r.n)
+		if took {
+			return pos, got
+		}
+		if full {
+			// Free slots past the capacity (the ring maps a power
+			// of two): ask for what the capacity leaves.
+			d := atomic.LoadUint64(r.deq)
+			if int64(pos-d) < 0 {
+				continue
+			}
+			used := pos - d
+			if used >= r.limit || got == 1 {
+				return 0, 0
+			}
+			n = int(min(r.limit-used, uint64(got-1)))
+		}
+	}
+}
+
 // publish makes a reserved slot visible to consumers: a release store, as
 // for release. The CAS that reserved the slot is the fence the event
 // protocol needs (see jfcView.push).
@@ -215,25 +261,6 @@ func (r *ring) room(pos, n uint64) int {
 		return roomNone
 	}
 	return roomYes
-}
-
-// claimRecord copies the oldest published record of a JFC ring into dst
-// and consumes it; false when there is none. The copy comes before the
-// claim, because once deq moves past a slot its producer may write it.
-func claimRecord(r *ring, dst *crSlot) bool {
-	for {
-		pos := atomic.LoadUint64(r.deq)
-		if atomic.LoadUint64(r.seq(pos)) != pos+1 {
-			if atomic.LoadUint64(r.deq) != pos {
-				continue // another poller took it meanwhile
-			}
-			return false
-		}
-		dst.load((*crSlot)(r.payload(pos)))
-		if atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
-			return true
-		}
-	}
 }
 
 // heldReserved lists the slots of a JFC ring that a producer reserved and

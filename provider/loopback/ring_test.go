@@ -5,11 +5,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/urma-go/sdk/provider"
 )
 
 // ringProto is one of the two ways the rings are used: receive rings
 // (reserve, publish, claim, release) and JFC rings (reserveRecord,
-// publish, claimRecord). The tests run on both.
+// publish, claimRecords). The tests run on both.
 type ringProto struct {
 	name string
 	push func(r *ring, v uint64) bool
@@ -51,14 +53,14 @@ func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 			return true
 		},
 		pop: func(r *ring) (uint64, bool) {
-			var rec crSlot
-			if !claimRecord(r, &rec) {
+			var one [1]provider.CR
+			if took, _ := claimRecords(r, one[:]); took == 0 {
 				return 0, false
 			}
-			if rec.word != ^rec.userCtx {
+			if one[0].Imm != ^one[0].UserCtx {
 				panic("torn record")
 			}
-			return rec.userCtx, true
+			return one[0].UserCtx, true
 		}}
 	for _, p := range []ringProto{recv, record} {
 		t.Run(p.name, func(t *testing.T) { f(t, p) })
@@ -241,4 +243,139 @@ func TestCRSlotIsOneCacheLine(t *testing.T) {
 	if got := slotSizeFor(crSlotSize); got != 64 {
 		t.Fatalf("a JFC ring slot is %d bytes (record %d + sequence 8); records must stay one cache line", got, crSlotSize)
 	}
+}
+
+// reserveUpTo takes as many slots as the capacity allows, and no more, even
+// where the ring maps more slots than its capacity.
+func TestRingReserveUpToCapacity(t *testing.T) {
+	r, err := newRing("test", 5, 8) // maps 8 slots
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	pos, got := r.reserveUpTo(8)
+	if pos != 0 || got != 5 {
+		t.Fatalf("reserveUpTo(8) on an empty ring of 5 took %d at %d", got, pos)
+	}
+	for k := range got {
+		r.publish(pos + uint64(k))
+	}
+	if _, got := r.reserveUpTo(1); got != 0 {
+		t.Fatalf("reserveUpTo on a full ring took %d", got)
+	}
+	for range 2 {
+		p, ok := r.claim()
+		if !ok {
+			t.Fatal("claim on a full ring failed")
+		}
+		r.release(p)
+	}
+	if pos, got := r.reserveUpTo(8); pos != 5 || got != 2 {
+		t.Fatalf("after two claims reserveUpTo(8) took %d at %d, want 2 at 5", got, pos)
+	}
+}
+
+// Producers that reserve in chunks of different sizes and a consumer that
+// claims one at a time: every value arrives once, each producer's in order.
+func TestRingReserveUpToMPMC(t *testing.T) {
+	r, err := newRing("test", 16, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	const producers, perProducer = 3, 20000
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			next := 0
+			for chunk := 1; next < perProducer; chunk = chunk%7 + 1 {
+				pos, got := r.reserveUpTo(min(chunk, perProducer-next))
+				if got == 0 {
+					runtime.Gosched()
+					continue
+				}
+				for k := range got {
+					atomic.StoreUint64((*uint64)(r.payload(pos+uint64(k))), uint64(p)<<32|uint64(next+k))
+				}
+				next += got
+				for k := range got {
+					r.publish(pos + uint64(k))
+				}
+			}
+		}()
+	}
+	last := [producers]int{-1, -1, -1}
+	for taken := 0; taken < producers*perProducer; {
+		pos, ok := r.claim()
+		if !ok {
+			runtime.Gosched()
+			continue
+		}
+		v := atomic.LoadUint64((*uint64)(r.payload(pos)))
+		r.release(pos)
+		p, n := int(v>>32), int(uint32(v))
+		if p >= producers || n != last[p]+1 {
+			t.Fatalf("value %d of producer %d after %v", n, p, last)
+		}
+		last[p] = n
+		taken++
+	}
+	wg.Wait()
+}
+
+// A poller that claims records in batches of different sizes, while
+// several producers write them: every record arrives once and whole, each
+// producer's in order.
+func TestClaimRecordsBatches(t *testing.T) {
+	r, err := newRing("test", 16, crSlotSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	const producers, perProducer = 3, 20000
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perProducer; {
+				pos, ok := r.reserveRecord()
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				s := (*crSlot)(r.payload(pos))
+				v := uint64(p)<<32 | uint64(i)
+				s.userCtx, s.word = v, ^v
+				r.publish(pos)
+				i++
+			}
+		}()
+	}
+	last := [producers]int{-1, -1, -1}
+	var batch [7]provider.CR
+	for taken, size := 0, 1; taken < producers*perProducer; size = size%7 + 1 {
+		took, n := claimRecords(r, batch[:size])
+		if took == 0 {
+			runtime.Gosched()
+			continue
+		}
+		if n != took || n > size {
+			t.Fatalf("claimed %d slots, %d records, into room for %d", took, n, size)
+		}
+		for _, rec := range batch[:n] {
+			if rec.Imm != ^rec.UserCtx {
+				t.Fatalf("torn record %#x/%#x", rec.UserCtx, rec.Imm)
+			}
+			p, i := int(rec.UserCtx>>32), int(uint32(rec.UserCtx))
+			if p >= producers || i != last[p]+1 {
+				t.Fatalf("record %d of producer %d after %v", i, p, last)
+			}
+			last[p] = i
+		}
+		taken += n
+	}
+	wg.Wait()
 }
