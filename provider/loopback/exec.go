@@ -286,8 +286,9 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	// The next message claims the next receive and must read it before
 	// it can copy anything: ask for its line now, while this one copies.
 	// The receiver posted it long before, unless the ring runs near
-	// empty.
-	prefetch.Read(unsafe.Pointer(v.ring.seq(pos + 1)))
+	// empty. For writing, as the release will write it: a line read
+	// first is asked for twice.
+	prefetch.Write(unsafe.Pointer(v.ring.seq(pos + 1)))
 	var cr provider.CR
 	q.recvRecordBase(&cr, v.id)
 	cr.UserCtx = slot.userCtx
