@@ -9,12 +9,13 @@ import (
 
 // segEntry is a segment's record in its context's page, a memfd that peer
 // processes map: it tells an importer in any process whether the segment is
-// still registered. The accesses that use the owner's own memory
-// (in-process copies, process_vm_readv/writev) are counted apart, in the
-// page's second half (ctlPage.inflight), so that Unregister can wait for
-// them before the memory is reused: every such access writes its count
+// still registered. The accesses of other processes that use the owner's
+// own memory (process_vm_readv/writev into caller memory) are counted apart,
+// in the page's second half (ctlPage.inflight), so that Unregister can wait
+// for them before the memory is reused: every such access writes its count
 // twice, and a count sharing a cache line with the entries would take that
-// line from every importer checking a segment on another core.
+// line from every importer checking a segment on another core. Accesses of
+// the owner's process are not counted (see quiesce.go).
 type segEntry struct {
 	state atomic.Uint32
 	gen   atomic.Uint32

@@ -18,8 +18,9 @@ import (
 // control connection, and every mapping of the peer's memory and queues
 // that imports through it made. Mappings live until the link goes away
 // (either context closes, or the peer's process dies), so a request never
-// touches memory that is being unmapped: requests bracket their accesses
-// with enter/leave, and the teardown waits for them.
+// touches memory that is being unmapped: requests check that the peer is
+// usable under their queue's lock, and the teardown waits for those locks
+// (see quiesce.go).
 type peerConn struct {
 	c    *lbContext
 	key  fabricKey
