@@ -275,6 +275,39 @@ func TestRingReserveUpToCapacity(t *testing.T) {
 	}
 }
 
+// startProducers runs produce(p) for producers p in their own goroutines;
+// the returned function waits for them.
+func startProducers(producers int, produce func(p int)) (wait func()) {
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			produce(p)
+		}()
+	}
+	return wg.Wait
+}
+
+// arrivals checks that each producer's values arrive once each, in order.
+type arrivals []int
+
+func newArrivals(producers int) arrivals {
+	a := make(arrivals, producers)
+	for p := range a {
+		a[p] = -1
+	}
+	return a
+}
+
+func (a arrivals) see(t *testing.T, p, n int) {
+	t.Helper()
+	if p >= len(a) || n != a[p]+1 {
+		t.Fatalf("value %d of producer %d after %v", n, p, a)
+	}
+	a[p] = n
+}
+
 // Producers that reserve in chunks of different sizes and a consumer that
 // claims one at a time: every value arrives once, each producer's in order.
 func TestRingReserveUpToMPMC(t *testing.T) {
@@ -284,29 +317,24 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 	}
 	defer r.close()
 	const producers, perProducer = 3, 20000
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			next := 0
-			for chunk := 1; next < perProducer; chunk = chunk%7 + 1 {
-				pos, got := r.reserveUpTo(min(chunk, perProducer-next))
-				if got == 0 {
-					runtime.Gosched()
-					continue
-				}
-				for k := range got {
-					atomic.StoreUint64((*uint64)(r.payload(pos+uint64(k))), uint64(p)<<32|uint64(next+k))
-				}
-				next += got
-				for k := range got {
-					r.publish(pos + uint64(k))
-				}
+	wait := startProducers(producers, func(p int) {
+		next := 0
+		for chunk := 1; next < perProducer; chunk = chunk%7 + 1 {
+			pos, got := r.reserveUpTo(min(chunk, perProducer-next))
+			if got == 0 {
+				runtime.Gosched()
+				continue
 			}
-		}()
-	}
-	last := [producers]int{-1, -1, -1}
+			for k := range got {
+				atomic.StoreUint64((*uint64)(r.payload(pos+uint64(k))), uint64(p)<<32|uint64(next+k))
+			}
+			next += got
+			for k := range got {
+				r.publish(pos + uint64(k))
+			}
+		}
+	})
+	seen := newArrivals(producers)
 	for taken := 0; taken < producers*perProducer; {
 		pos, ok := r.claim()
 		if !ok {
@@ -315,14 +343,10 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 		}
 		v := atomic.LoadUint64((*uint64)(r.payload(pos)))
 		r.release(pos)
-		p, n := int(v>>32), int(uint32(v))
-		if p >= producers || n != last[p]+1 {
-			t.Fatalf("value %d of producer %d after %v", n, p, last)
-		}
-		last[p] = n
+		seen.see(t, int(v>>32), int(uint32(v)))
 		taken++
 	}
-	wg.Wait()
+	wait()
 }
 
 // A poller that claims records in batches of different sizes, while
@@ -335,26 +359,21 @@ func TestClaimRecordsBatches(t *testing.T) {
 	}
 	defer r.close()
 	const producers, perProducer = 3, 20000
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < perProducer; {
-				pos, ok := r.reserveRecord()
-				if !ok {
-					runtime.Gosched()
-					continue
-				}
-				s := (*crSlot)(r.payload(pos))
-				v := uint64(p)<<32 | uint64(i)
-				s.userCtx, s.word = v, ^v
-				r.publish(pos)
-				i++
+	wait := startProducers(producers, func(p int) {
+		for i := 0; i < perProducer; {
+			pos, ok := r.reserveRecord()
+			if !ok {
+				runtime.Gosched()
+				continue
 			}
-		}()
-	}
-	last := [producers]int{-1, -1, -1}
+			s := (*crSlot)(r.payload(pos))
+			v := uint64(p)<<32 | uint64(i)
+			s.userCtx, s.word = v, ^v
+			r.publish(pos)
+			i++
+		}
+	})
+	seen := newArrivals(producers)
 	var batch [7]provider.CR
 	for taken, size := 0, 1; taken < producers*perProducer; size = size%7 + 1 {
 		took, n := claimRecords(r, batch[:size])
@@ -369,13 +388,9 @@ func TestClaimRecordsBatches(t *testing.T) {
 			if rec.Imm != ^rec.UserCtx {
 				t.Fatalf("torn record %#x/%#x", rec.UserCtx, rec.Imm)
 			}
-			p, i := int(rec.UserCtx>>32), int(uint32(rec.UserCtx))
-			if p >= producers || i != last[p]+1 {
-				t.Fatalf("record %d of producer %d after %v", i, p, last)
-			}
-			last[p] = i
+			seen.see(t, int(rec.UserCtx>>32), int(uint32(rec.UserCtx)))
 		}
 		taken += n
 	}
-	wg.Wait()
+	wait()
 }
