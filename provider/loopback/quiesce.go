@@ -16,7 +16,9 @@ import "sync"
 // memory away marks it gone and then takes the lock of every queue that
 // could be using it once: an access that found it there has ended by then,
 // and a later one finds it gone. Accesses from other processes, which the
-// locks of this one cannot see, are still counted (memRef.counted).
+// locks of this one cannot see, are still counted (memRef.counted). The
+// price is paid by the taker, rarely: Unregister waits for every post in
+// progress in the process, not only for those that use its segment.
 
 // quiesceSendqs waits out the posts in progress on the send queues of c.
 func (c *lbContext) quiesceSendqs() {
