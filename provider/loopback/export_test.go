@@ -36,3 +36,12 @@ func PeerTeardowns(c provider.Context) []<-chan struct{} {
 	}
 	return out
 }
+
+// MarkJFRClosing sets the state word of j, a JFR of this provider, as its
+// Close does right after it marks the object closed, and returns the
+// restore: a post that got in before the mark sees this.
+func MarkJFRClosing(j provider.JFR) func() {
+	q := j.(*jfrObj).recvq
+	q.setState(stateClosed)
+	return func() { q.setState(uint32(provider.StateReady)) }
+}

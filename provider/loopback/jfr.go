@@ -164,8 +164,13 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		return 0, errClosed("jfr")
 	}
 	defer q.leave()
-	if st := provider.State(q.state().Load()); st != provider.StateReady {
-		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", st)
+	switch st := q.state().Load(); {
+	case st == stateClosed:
+		// Closed after enter looked: a post racing Close reports the
+		// Close, not the state word it leaves behind.
+		return 0, errClosed("jfr")
+	case provider.State(st) != provider.StateReady:
+		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", provider.State(st))
 	}
 	// Checked first, then written in chunks: one claim of ring slots per
 	// chunk (see reserveUpTo).

@@ -78,3 +78,25 @@ func TestSegmentCloseWaitsForPosts(t *testing.T) {
 		t.Fatal("the segment did not close after the post ended")
 	}
 }
+
+// A post of receives that got in just before a Close marked the JFR's state
+// word reports the Close (ErrClosed), as one that came after it does, not
+// the state the word was left in.
+func TestRecvRacingCloseReportsClosed(t *testing.T) {
+	dev, err := urma.DeviceByName(loopback.DeviceName)
+	require.NoError(t, err)
+	ctx, err := urma.Open(dev, 0, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 16})
+	require.NoError(t, err)
+	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 4, JFC: jfc})
+	require.NoError(t, err)
+	buf, err := segment.Alloc(ctx, 64, segment.Config{Access: segment.LocalOnly})
+	require.NoError(t, err)
+
+	restore := loopback.MarkJFRClosing(jfr.Raw())
+	require.ErrorIs(t, jfr.Recv(buf.SGE(0, 64), 1), urma.ErrClosed)
+	restore()
+	require.NoError(t, jfr.Recv(buf.SGE(0, 64), 2))
+}
