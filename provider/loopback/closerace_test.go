@@ -52,11 +52,7 @@ func TestPeerTeardownWaitsForPosts(t *testing.T) {
 // copying from or into the segment: with a post's queue lock held, Close
 // does not return.
 func TestSegmentCloseWaitsForPosts(t *testing.T) {
-	dev, err := urma.DeviceByName(loopback.DeviceName)
-	require.NoError(t, err)
-	ctx, err := urma.Open(dev, 0, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { ctx.Close() })
+	ctx := openLocal(t)
 	src, err := segment.Alloc(ctx, 1<<12, segment.Config{Access: segment.Read | segment.Write})
 	require.NoError(t, err)
 	jfs, _ := sendSide(t, ctx, jetty.JFSConfig{})
@@ -83,11 +79,7 @@ func TestSegmentCloseWaitsForPosts(t *testing.T) {
 // word reports the Close (ErrClosed), as one that came after it does, not
 // the state the word was left in.
 func TestRecvRacingCloseReportsClosed(t *testing.T) {
-	dev, err := urma.DeviceByName(loopback.DeviceName)
-	require.NoError(t, err)
-	ctx, err := urma.Open(dev, 0, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { ctx.Close() })
+	ctx := openLocal(t)
 	jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 16})
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 4, JFC: jfc})

@@ -271,7 +271,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	n := 0
 	for n < len(crs) {
 		out := crs[n:min(len(crs), n+pollBatch)]
-		took, made := claimRecords(r, out)
+		_, made := claimRecords(r, out)
 		for i := range out[:made] {
 			// A send-side record frees its queue's slots, once
 			// claimed; its sequence came in Imm.
@@ -283,8 +283,8 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			}
 		}
 		n += made
-		if took == 0 {
-			break
+		if made < len(out) {
+			break // the batch reached a slot not yet published
 		}
 	}
 	if n == 0 && j.stalled.any.Load() {

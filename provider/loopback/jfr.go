@@ -181,12 +181,12 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 			break
 		}
 	}
-	done := 0
+	done, err := 0, verr
 	for done < valid {
 		pos, got := q.ring.reserveUpTo(valid - done)
 		if got == 0 {
-			q.wakeSenders()
-			return done, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
+			err = provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
+			break
 		}
 		for k := range got {
 			q.writeRecv(pos+uint64(k), &wrs[done+k])
@@ -194,8 +194,8 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		done += got
 	}
 	q.wakeSenders()
-	if verr != nil {
-		return valid, verr
+	if err != nil {
+		return done, err
 	}
 	return len(wrs), nil
 }

@@ -31,7 +31,7 @@ func openRepairTest(t *testing.T) (*lbContext, *jfc, *jfrObj) {
 func TestRepairJFCHole(t *testing.T) {
 	c, j, _ := openRepairTest(t)
 	r := j.view.ring
-	_, ok := r.reserve() // the dead producer's slot
+	_, ok := r.reserveRecord() // the dead producer's slot
 	require.True(t, ok)
 	j.view.push(&provider.CR{Status: provider.CRSuccess, Opcode: provider.OpWrite, UserCtx: 42}, 0)
 

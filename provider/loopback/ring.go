@@ -97,28 +97,6 @@ func (r *ring) payload(pos uint64) unsafe.Pointer {
 	return unsafe.Pointer(&r.slots[(pos&r.mask)*r.slotSize+8])
 }
 
-// reserve claims the next free slot for writing; false when the ring is full.
-func (r *ring) reserve() (uint64, bool) {
-	for {
-		pos := atomic.LoadUint64(r.enq)
-		seq := atomic.LoadUint64(r.seq(pos))
-		switch d := int64(seq - pos); {
-		case d == 0:
-			// A slot that is free is within the capacity unless the
-			// ring maps more slots than it may hold.
-			took, full := r.claimEnq(pos, 1, r.limit < r.n)
-			if took {
-				return pos, true
-			}
-			if full {
-				return 0, false
-			}
-		case d < 0:
-			return 0, false
-		}
-	}
-}
-
 // reserveUpTo claims up to n consecutive free slots for writing with one
 // CAS, and returns the first and how many it took (none when the ring is
 // full). It reads the slots' sequence words before the claim: their lines

@@ -10,7 +10,7 @@ import (
 )
 
 // ringProto is one of the two ways the rings are used: receive rings
-// (reserve, publish, claim, release) and JFC rings (reserveRecord,
+// (reserveUpTo, publish, claim, release) and JFC rings (reserveRecord,
 // publish, claimRecords). The tests run on both.
 type ringProto struct {
 	name string
@@ -21,8 +21,8 @@ type ringProto struct {
 func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 	recv := ringProto{name: "receive",
 		push: func(r *ring, v uint64) bool {
-			pos, ok := r.reserve()
-			if !ok {
+			pos, got := r.reserveUpTo(1)
+			if got == 0 {
 				return false
 			}
 			atomic.StoreUint64((*uint64)(r.payload(pos)), v)
