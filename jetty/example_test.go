@@ -3,6 +3,7 @@ package jetty_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log"
 	"time"
@@ -201,4 +202,41 @@ func ExampleJFC_PollWait() {
 	// Output:
 	// 1 SEND SUCCESS ping
 	// 1 SEND SUCCESS
+}
+
+// A request prepared once and posted many times: a counter bumped with
+// fetch-and-add, each post with its own operand and user context. Each
+// Post skips the checks Prepare made.
+func ExamplePrepared() {
+	server, client := open(0), open(1)
+	defer server.Close()
+	defer client.Close()
+
+	counter := must(segment.Alloc(server, 64, segment.Config{Access: segment.Read | segment.Write | segment.Atomic}))
+	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 64}))
+	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 64, JFC: sjfc}))
+
+	tgt := must(segment.Import(client, counter.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: jetty.RM, JFC: jfc}))
+	result := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
+
+	faa := must(jfs.Prepare(jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, Target: remote,
+		Local: []jetty.SGE{result.SGE(0, 8)}, Remote: tgt.SGE(0, 8)}))
+	for i := uint64(1); i <= 3; i++ {
+		faa.SetAtomic(0, 10*i)
+		faa.SetUserCtx(i)
+		if err := faa.Post(); err != nil {
+			log.Fatal(err)
+		}
+		cr := pollOne(jfc)
+		fmt.Println(cr.Opcode, cr.Status, "ctx", cr.UserCtx, "old", binary.NativeEndian.Uint64(result.Bytes()))
+	}
+	fmt.Println("counter", binary.NativeEndian.Uint64(counter.Bytes()))
+	// Output:
+	// FADD SUCCESS ctx 1 old 0
+	// FADD SUCCESS ctx 2 old 10
+	// FADD SUCCESS ctx 3 old 30
+	// counter 60
 }

@@ -25,12 +25,6 @@ type bwOutcome struct {
 func (r *run) bwClient(limit int) (bwOutcome, error) {
 	e := r.e
 	cfg := e.cfg
-	if cfg.Test.Op == Atomic {
-		r.wr[0].Operand = 1
-		for i := range r.wr {
-			r.wr[i].Operand = 1
-		}
-	}
 	base := r.wr[0].Flags &^ jetty.Signaled
 	posted, completed := 0, 0
 	start := time.Now()
@@ -45,6 +39,17 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 				break
 			}
 			batch := min(cfg.PostList, cfg.TxDepth-(posted-completed), limit-posted)
+			if cfg.PostList == 1 {
+				pr := r.quiet
+				if n := posted + 1; n%cfg.CQMod == 0 || n == limit {
+					pr = r.loud
+				}
+				if err := pr.Post(); err != nil {
+					return bwOutcome{}, err
+				}
+				posted++
+				continue
+			}
 			for k := range batch {
 				f := base
 				if n := posted + k + 1; n%cfg.CQMod == 0 || n == limit {

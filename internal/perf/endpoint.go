@@ -45,8 +45,9 @@ type endpoint struct {
 	// peer is the other side's Jetty (bound) or JFR; tgt its segment.
 	peer *jetty.Remote
 	tgt  *segment.Target
-	// post and postRecv are the queue's.
+	// post, prepare and postRecv are the queue's.
 	post     func([]jetty.WR) error
+	prepare  func(jetty.WR) (*jetty.Prepared, error)
 	postRecv func([]jetty.RecvWR) error
 	crs      []jetty.CR
 	// recvsPosted counts receives posted and not consumed; pendingSend
@@ -103,7 +104,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
 			return e, err
 		}
-		e.post, e.postRecv = e.jetty.Post, e.jetty.PostRecv
+		e.post, e.prepare, e.postRecv = e.jetty.Post, e.jetty.Prepare, e.jetty.PostRecv
 	} else {
 		if e.jfs, err = jetty.NewJFS(e.ctx, send); err != nil {
 			return e, err
@@ -111,7 +112,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		if e.jfr, err = jetty.NewJFR(e.ctx, recv); err != nil {
 			return e, err
 		}
-		e.post, e.postRecv = e.jfs.Post, e.jfr.PostRecv
+		e.post, e.prepare, e.postRecv = e.jfs.Post, e.jfs.Prepare, e.jfr.PostRecv
 	}
 	access := segment.Read | segment.Write
 	if cfg.Test.Op == Atomic {

@@ -17,6 +17,9 @@ type run struct {
 	// wr is the request the loop posts, recv the receive it reposts.
 	wr   []jetty.WR
 	recv []jetty.RecvWR
+	// quiet and loud are wr[0] prepared unsignaled and signaled, which
+	// the loops post one at a time (see jetty.Prepared).
+	quiet, loud *jetty.Prepared
 	// until, when set, ends the client's loop by time instead of count.
 	until time.Time
 	// ctx ends a loop (the peer is done, or failed); progress counts
@@ -26,7 +29,7 @@ type run struct {
 }
 
 // newRun prepares the requests of the test at size bytes.
-func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) *run {
+func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) (*run, error) {
 	r := &run{ctx: ctx, e: e, size: size, progress: progress}
 	w := jetty.WR{Local: []jetty.SGE{e.seg.SGE(uint64(e.stride), uint32(size))}}
 	if e.jetty == nil {
@@ -52,9 +55,21 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 		w.Flags |= jetty.Inline
 		w.Inline, w.Local = e.sendBuf(size), nil
 	}
+	if e.cfg.Test.Op == Atomic {
+		w.Operand = 1 // bandwidth adds 1 each time; latency sets its own
+	}
 	r.wr = make([]jetty.WR, e.cfg.PostList)
 	for i := range r.wr {
 		r.wr[i] = w
+	}
+	var err error
+	w.Flags &^= jetty.Signaled
+	if r.quiet, err = e.prepare(w); err != nil {
+		return nil, err
+	}
+	w.Flags |= jetty.Signaled
+	if r.loud, err = e.prepare(w); err != nil {
+		return nil, err
 	}
 	// Receives take the whole region, so that those left posted by a
 	// smaller size fit the next.
@@ -63,7 +78,7 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	for i := range r.recv {
 		r.recv[i].Local = sge
 	}
-	return r
+	return r, nil
 }
 
 // more reports whether the client's iteration i should run.
@@ -120,7 +135,7 @@ func (r *run) postOne() error {
 			return err
 		}
 	}
-	if err := r.e.post(r.wr[:1]); err != nil {
+	if err := r.loud.Post(); err != nil {
 		return err
 	}
 	r.e.pendingSend++
@@ -140,8 +155,6 @@ func (r *run) postOne() error {
 func (r *run) latClient(samples []int64) (int, error) {
 	clock := startStopwatch()
 	e, op := r.e, r.e.cfg.Test.Op
-	w := &r.wr[0]
-	w.Flags |= jetty.Signaled
 	sb := e.sendBuf(r.size)
 	watch := watchLast(e.recvBuf(r.size))
 	var compare uint64
@@ -152,7 +165,7 @@ func (r *run) latClient(samples []int64) (int, error) {
 		case Write, Send:
 			sb[r.size-1] = m
 		case Atomic:
-			w.Compare, w.Operand = compare, compare+1
+			r.loud.SetAtomic(compare, compare+1)
 			compare++
 		}
 		samples[i] = clock.now()
@@ -230,8 +243,6 @@ func (r *run) latServer() (int64, error) {
 	if op != Write && op != Send {
 		return 0, nil
 	}
-	w := &r.wr[0]
-	w.Flags |= jetty.Signaled
 	sb := e.sendBuf(r.size)
 	watch := watchLast(e.recvBuf(r.size))
 	var n int64

@@ -114,6 +114,23 @@ func TestEveryTest(t *testing.T) {
 	}
 }
 
+// TestInlineRoundTrips: the latency loops send their marker inline at
+// sizes up to the inline limit, and each post sends what the buffer holds
+// then (a loop that sent a stale copy would wait for its answer forever).
+func TestInlineRoundTrips(t *testing.T) {
+	for _, name := range []string{"write_lat", "send_lat"} {
+		for _, mode := range []jetty.Mode{jetty.RC, jetty.RM} {
+			test, err := ParseTest(name)
+			require.NoError(t, err)
+			rep, table, err := pair(t, Config{Test: test, Mode: mode, Iters: 300, Sizes: []int{8}, Inline: -1})
+			require.NoError(t, err, table)
+			require.Regexp(t, `inline [1-9][0-9]+ `, table, "the device's limit, which 8 bytes are within")
+			require.Len(t, rep.Latency, 1, table)
+			assert.Equal(t, 300, rep.Latency[0].Iters)
+		}
+	}
+}
+
 // TestNoAllocationsPerOperation: the timed loops of both sides, and the
 // provider under them, allocate nothing per request. The count covers the
 // whole process during the loop, so a few allocations of the runtime and

@@ -104,7 +104,10 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 	var done atomic.Int64
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	r := newRun(ctx, e, size, &done)
+	r, err := newRun(ctx, e, size, &done)
+	if err != nil {
+		return err
+	}
 	if cfg.Test.Op == Send {
 		if err := r.fillRecvs(); err != nil {
 			return err
@@ -146,7 +149,6 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 	mallocs := ms.Mallocs
 	var lat LatResult
 	var bw BWResult
-	var err error
 	var iters int
 	if cfg.Test.BW {
 		limit := cfg.Iters
@@ -298,7 +300,11 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var progress atomic.Int64
-	r := newRun(ctx, e, size, &progress)
+	r, err := newRun(ctx, e, size, &progress)
+	if err != nil {
+		_ = ch.send(phase{Err: err.Error()})
+		return err
+	}
 	if e.cfg.Test.Op == Send {
 		if err := r.fillRecvs(); err != nil {
 			_ = ch.send(phase{Err: err.Error()})
@@ -319,7 +325,6 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 		stop()
 	}()
 	var n int64
-	var err error
 	if e.cfg.Test.BW {
 		n, err = r.bwServer()
 	} else {

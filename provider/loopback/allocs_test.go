@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // The race detector allocates on its own, so this file is left out of -race
@@ -14,10 +15,35 @@ import (
 func TestDataPathDoesNotAllocate(t *testing.T) {
 	p := newPair(t)
 	var i uint64
+	prepare := func(w jetty.WR) *jetty.Prepared {
+		w.Flags, w.Target = jetty.Signaled, p.remote
+		pr, err := p.jfs.Prepare(w)
+		must(t, err)
+		return pr
+	}
+	write := prepare(jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{p.src.SGE(0, 64)}, Remote: p.tgt.SGE(0, 64)})
+	send := prepare(jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 64)}})
+	cas := prepare(jetty.WR{Opcode: urma.OpCAS, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
 	cases := map[string]func(){
 		"write+poll":     func() { p.writePoll(t, 64) },
 		"send/recv+poll": func() { p.sendRecvPoll(t, 64) },
 		"cas+poll":       func() { p.casPoll(t, i); i++ },
+		"prepared write+poll": func() {
+			must(t, write.Post())
+			p.pollOne(t, p.jfcA)
+		},
+		"prepared send/recv+poll": func() {
+			must(t, p.jfr.Recv(p.dst.SGE(0, 64), 2))
+			must(t, send.Post())
+			p.pollOne(t, p.jfcB)
+			p.pollOne(t, p.jfcA)
+		},
+		"prepared cas+poll": func() {
+			cas.SetAtomic(i, i+1)
+			i++
+			must(t, cas.Post())
+			p.pollOne(t, p.jfcA)
+		},
 	}
 	for name, f := range cases {
 		f() // warm up: first-use allocations are not steady state

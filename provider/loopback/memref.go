@@ -192,11 +192,7 @@ func placeSG(dst, src *sgList) (uint64, error) {
 		return copySG(dst, src)
 	}
 	if dst.n == 1 && src.n == 1 && !dst.s[0].remote() && !src.s[0].remote() {
-		d, s := dst.s[0].b[:want], src.s[0].b[:want]
-		copy(d[:want-tailLen], s)
-		storeBarrier()
-		copy(d[want-tailLen:], s[want-tailLen:])
-		return want, nil
+		return placeBytes(dst.s[0].b, src.s[0].b), nil
 	}
 	var d, s sgList
 	dst.sub(0, want-tailLen, &d)
@@ -210,6 +206,19 @@ func placeSG(dst, src *sgList) (uint64, error) {
 	src.sub(want-tailLen, tailLen, &s)
 	m, err := copySG(&d, &s)
 	return n + m, err
+}
+
+// placeBytes is placeSG for one piece of memory on each side.
+func placeBytes(d, s []byte) uint64 {
+	want := min(len(d), len(s))
+	if want <= tailLen {
+		return uint64(copy(d, s))
+	}
+	d, s = d[:want], s[:want]
+	copy(d[:want-tailLen], s)
+	storeBarrier()
+	copy(d[want-tailLen:], s[want-tailLen:])
+	return uint64(want)
 }
 
 // sub sets r to the part [off, off+n) of the list's stream; its spans

@@ -33,7 +33,38 @@ func benchPost(b *testing.B, p *pair, w jetty.WR) {
 	}
 }
 
-// BenchmarkPost measures a post of each kind of small request.
+// benchPrepared is benchPost with the request prepared twice, unsignaled
+// and signaled.
+func benchPrepared(b *testing.B, p *pair, w jetty.WR) {
+	quiet, err := p.jfs.Prepare(w)
+	must(b, err)
+	w.Flags |= jetty.Signaled
+	loud, err := p.jfs.Prepare(w)
+	must(b, err)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		pr := quiet
+		if i%64 == 0 {
+			pr = loud
+		}
+		if err := pr.Post(); err != nil {
+			b.Fatal(err)
+		}
+		if i%64 == 0 {
+			for n := 0; n == 0; {
+				var err error
+				if n, err = p.jfcA.Poll(p.crs[:1]); err != nil || (n == 1 && !p.crs[0].OK()) {
+					b.Fatal(err, p.crs[0])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPost measures a post of each kind of small request, through
+// Post and prepared (JFS.Prepare).
 func BenchmarkPost(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -57,6 +88,12 @@ func BenchmarkPost(b *testing.B) {
 			w := c.wr(p)
 			w.Target = p.remote
 			benchPost(b, p, w)
+		})
+		b.Run(c.name+"Prepared", func(b *testing.B) {
+			p := newPair(b)
+			w := c.wr(p)
+			w.Target = p.remote
+			benchPrepared(b, p, w)
 		})
 	}
 }

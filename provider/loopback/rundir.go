@@ -72,7 +72,13 @@ func sockName(eid provider.EID, uasid uint32) string {
 // that never connected to it does not notice it die, so every context
 // sweeps when it opens and when it closes: what a crash leaves lasts only
 // until the next context of any process comes or goes.
+//
+// A socket the kernel lists as listening is left alone without a probe:
+// a probe is a connection the context must accept and serve, and with
+// every context of every process sweeping, the probes grew with the square
+// of the contexts open on the host.
 func sweep(dir string) {
+	live := listening(dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -80,7 +86,9 @@ func sweep(dir string) {
 	for _, e := range ents {
 		switch name := e.Name(); {
 		case strings.HasSuffix(name, sockSuffix):
-			removeIfStale(filepath.Join(dir, name))
+			if !live[name] {
+				removeIfStale(filepath.Join(dir, name))
+			}
 		case strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp"):
 			// ".PID-name.tmp": a context that died between bind and link.
 			var pid int
@@ -104,6 +112,38 @@ func removeIfStale(path string) bool {
 		return os.Remove(path) == nil
 	}
 	return false
+}
+
+// listening returns the names of the sockets in dir that a context listens
+// on, as /proc/net/unix lists them (none where it cannot be read). A
+// context binds its socket as ".PID-NAME.tmp" and links it as NAME (see
+// listen), and the kernel lists a socket under the path it was bound to.
+// A name missing here is only probed: the list may be older than the
+// directory, or name the directory differently.
+func listening(dir string) map[string]bool {
+	b, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	prefix := dir + "/."
+	live := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		// Num RefCount Protocol Flags Type St Inode Path; the flag
+		// __SO_ACCEPTCON (0x10000) marks a listening socket.
+		f := strings.Fields(line)
+		if len(f) < 8 || f[3] != "00010000" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(strings.Join(f[7:], " "), prefix)
+		if !ok {
+			continue
+		}
+		_, name, ok := strings.Cut(rest, "-") // past the PID
+		if name, ok2 := strings.CutSuffix(name, ".tmp"); ok && ok2 && strings.HasSuffix(name, sockSuffix) {
+			live[name] = true
+		}
+	}
+	return live
 }
 
 func processAlive(pid int) bool {

@@ -127,6 +127,11 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		// queued now.
 		return 0, errClosed(q.name())
 	}
+	return q.postLocked(wrs)
+}
+
+// postLocked is Post under the queue's lock, once the queue is known open.
+func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 	if q.state != provider.StateReady {
 		return 0, provider.Errorf(provider.ErrBadState, "%s is %v", q.name(), q.state)
 	}
@@ -144,20 +149,26 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 			return i, provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
 		}
 		q.head++
-		if len(q.pending) == 0 && q.state == provider.StateReady {
-			if !q.exec(w, q.head, rem) {
-				continue
-			}
-			if q.rnrRetry == 0 {
-				q.fail(w, q.head, rem, provider.CRRNRRetryCntExcErr)
-				continue
-			}
+		ran := len(q.pending) == 0 && q.state == provider.StateReady
+		if ran && !q.exec(w, q.head, rem) {
+			continue
 		}
-		if !q.enqueue(w, q.head, rem) {
-			q.fail(w, q.head, rem, provider.CRLocAccessErr)
-		}
+		q.wait(w, rem, ran)
 	}
 	return len(wrs), nil
+}
+
+// wait keeps the request of sequence q.head until it can run: behind
+// the queue's pending requests, or, when it ran (ran) and found no
+// receive at its target, for the RNR retries, unless it has none.
+func (q *sendq) wait(w *provider.WR, rem *remote, ran bool) {
+	if ran && q.rnrRetry == 0 {
+		q.fail(w, q.head, rem, provider.CRRNRRetryCntExcErr)
+		return
+	}
+	if !q.enqueue(w, q.head, rem) {
+		q.fail(w, q.head, rem, provider.CRLocAccessErr)
+	}
 }
 
 // enqueue keeps a request that must wait for a receive. An inline

@@ -104,7 +104,8 @@ type Harness struct {
 }
 
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
-// sgl, validation, mode, failure, segment, event, lifecycle, badinput).
+// sgl, validation, mode, failure, segment, event, lifecycle, badinput,
+// prepared).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
 	if h.Timeout == 0 {
@@ -123,6 +124,7 @@ func Run(t *testing.T, h Harness) {
 		{"event", eventTests},
 		{"lifecycle", lifecycleTests},
 		{"badinput", badInputTests},
+		{"prepared", preparedTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

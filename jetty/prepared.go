@@ -1,0 +1,86 @@
+package jetty
+
+import (
+	"github.com/urma-go/sdk/provider"
+)
+
+// Prepared is a work request checked once and posted many times, for loops
+// that post the same request over and over (a latency probe, a key-value
+// client's GET, a storage target's replies). Prepare checks it as Post
+// would; each Post then skips the checks of its shape and the lookups of
+// its target and local memory, and only checks what can change between
+// posts (the states of the queue and the target, whether the segments are
+// still registered). Between posts, only the user context, the immediate
+// data and the atomic operands may change (SetUserCtx, SetImm,
+// SetAtomic); the bytes in the request's memory are read at each Post, as
+// they would be for any request.
+//
+// A Prepared is not safe for concurrent use; its queue is. It keeps its
+// own copy of the request's SGE list, but not of its inline bytes: like the
+// memory its SGEs name, they are read at each Post, so that a prepared
+// inline request sends what they hold then.
+type Prepared struct {
+	kind string
+	w    *WR
+	// p is the provider's prepared request; nil when the provider has
+	// none or the request uses views, and Post then posts own through
+	// the sender's post.
+	p   provider.Prepared
+	s   *sender
+	own [1]WR
+}
+
+// Prepare checks wr as Post would and returns it prepared for posting, or
+// the error Post would return for it (a *PostError). On a provider that
+// cannot check a request without posting it (see provider.Preparer), and
+// for requests that use views, Prepare only copies the request, and each
+// Post is a Post of it, refusals included.
+func (s *sender) Prepare(wr WR) (*Prepared, error) {
+	p := &Prepared{kind: s.kind, s: s}
+	if pr, ok := s.p.(provider.Preparer); ok && !usesViews([]WR{wr}) {
+		pp, err := pr.Prepare(&wr)
+		if err != nil {
+			return nil, &PostError{Op: s.kind + " prepare", Err: err}
+		}
+		p.p, p.w = pp, pp.WR()
+		return p, nil
+	}
+	// Without the provider's help the request is kept here and posted
+	// whole; its SGE list is copied, as the provider's would be.
+	w := &p.own[0]
+	*w = wr
+	w.Local = append([]SGE(nil), wr.Local...)
+	p.w = w
+	return p, nil
+}
+
+// Post queues the request once. On error it returns a *PostError, as the
+// queue's Post does.
+func (p *Prepared) Post() error {
+	var err error
+	if p.p != nil {
+		_, err = p.p.Post()
+	} else {
+		_, err = p.s.post(p.own[:])
+	}
+	if err != nil {
+		return &PostError{Op: p.kind + " post", Err: err}
+	}
+	return nil
+}
+
+// WR returns a copy of the request as the next Post will post it.
+func (p *Prepared) WR() WR { return *p.w }
+
+// SetUserCtx sets the user context of the requests posted from now on.
+func (p *Prepared) SetUserCtx(userCtx uint64) { p.w.UserCtx = userCtx }
+
+// SetImm sets the immediate data of the requests posted from now on
+// (SEND_IMM, WRITE_IMM).
+func (p *Prepared) SetImm(imm uint64) { p.w.Imm = imm }
+
+// SetAtomic sets the operands of the atomics posted from now on: compare
+// and operand (the swap value) for CAS, operand alone for the others.
+func (p *Prepared) SetAtomic(compare, operand uint64) {
+	p.w.Compare, p.w.Operand = compare, operand
+}

@@ -1,0 +1,200 @@
+package loopback
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// prepared is a request checked once (provider.Prepared). When fast is set,
+// its local memory is resolved too, and a Post that finds the queue, the
+// target and the memory as they were at Prepare runs it without checking
+// its shape again or looking anything up: only the checks whose answer can
+// change since (states, closed flags, the queue's room) run each time. Any
+// of them failing sends the Post through the queue's own Post, which
+// reports the failure as it would for any request.
+type prepared struct {
+	q   *sendq
+	wr  [1]provider.WR
+	sge [maxSGE]provider.SGE
+
+	fast bool
+	rem  *remote
+	// seg and local are the local segment and the range of it the
+	// request names (nil seg: local is the caller's inline bytes).
+	seg   *segment
+	local []byte
+	// tgt and remote are, for a WRITE, a READ or an atomic, the target
+	// segment and the range of it the request reaches (nil tgt: the
+	// request resolves its target at each post).
+	tgt    *target
+	remote []byte
+}
+
+// Prepare implements provider.Preparer.
+func (q *sendq) Prepare(w *provider.WR) (provider.Prepared, error) {
+	p := &prepared{q: q}
+	kept := &p.wr[0]
+	*kept = *w
+	kept.Local = p.sge[:copy(p.sge[:], w.Local)]
+	if q.closed.Load() {
+		return nil, errClosed(q.name())
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	rem, err := q.validate(kept)
+	if err != nil {
+		return nil, err
+	}
+	p.rem = rem
+	p.fast = p.resolve()
+	return p, nil
+}
+
+// resolve finds the request's local memory and tells whether the request
+// can take the fast path: one that needs a target, with its data inline or
+// in one SGE of memory this process maps.
+func (p *prepared) resolve() bool {
+	w := &p.wr[0]
+	if p.rem == nil {
+		return false
+	}
+	switch {
+	case w.InlineBytes():
+		p.local = w.Inline
+	case w.Flags&provider.FlagInline != 0 || len(w.Local) != 1:
+		return false
+	default:
+		seg := asSegment(w.Local[0].Seg)
+		if seg == nil || seg.ref.mem == nil || seg.ref.peer != nil || seg.ref.counted {
+			return false
+		}
+		var s span
+		if !seg.ref.span(w.Local[0].Addr, w.Local[0].Len, &s) {
+			return false
+		}
+		p.seg, p.local = seg, s.b
+	}
+	p.resolveRemote()
+	return true
+}
+
+// resolveRemote finds the remote range of a WRITE, a READ or an atomic on
+// mapped memory the target grants it; others leave it to each post, which
+// also reports the failure of one it does not grant.
+func (p *prepared) resolveRemote() {
+	w := &p.wr[0]
+	var need provider.Access
+	n := uint32(len(p.local))
+	switch {
+	case w.Opcode == provider.OpWrite:
+		need = provider.AccessWrite
+	case w.Opcode == provider.OpRead:
+		need = provider.AccessRead
+	case w.Opcode.IsAtomic():
+		need, n = provider.AccessAtomic, 8
+	default:
+		return
+	}
+	t := asTarget(w.Remote.Seg)
+	if t == nil || t.ref.mem == nil || t.ref.counted || t.ref.access&need != need {
+		return
+	}
+	var s span
+	if !t.ref.span(w.Remote.Addr, n, &s) {
+		return
+	}
+	p.tgt, p.remote = t, s.b
+}
+
+// WR implements provider.Prepared.
+func (p *prepared) WR() *provider.WR { return &p.wr[0] }
+
+// Post implements provider.Prepared.
+func (p *prepared) Post() (int, error) {
+	q := p.q
+	if !p.fast {
+		return q.Post(p.wr[:])
+	}
+	if q.closed.Load() {
+		return 0, errClosed(q.name())
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed.Load() {
+		return 0, errClosed(q.name())
+	}
+	if !p.unchanged() {
+		return q.postLocked(p.wr[:])
+	}
+	if q.head-q.credited.Load() >= uint64(q.depth) {
+		return 0, provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+	}
+	q.head++
+	w := &p.wr[0]
+	if p.tgt != nil {
+		q.execPrepared(p, q.head)
+		return 1, nil
+	}
+	l := &q.sg[0]
+	if p.seg == nil {
+		l.addBytes(p.local)
+	} else {
+		s := &l.s[0]
+		s.b, s.raddr, s.n, s.ref = p.local, 0, uint64(len(p.local)), &p.seg.ref
+		l.n = 1
+	}
+	rnr := q.execWith(w, q.head, p.rem, l)
+	l.release()
+	if rnr {
+		q.wait(w, p.rem, true)
+	}
+	return 1, nil
+}
+
+// unchanged tells whether what Prepare checked still holds and the
+// request may run now: the queue ready with nothing waiting, its target
+// open (and still the Jetty's binding in RC mode), its local segment
+// registered. Under the queue's lock, which keeps the segment's memory
+// mapped for as long as it is held (see quiesce.go).
+func (p *prepared) unchanged() bool {
+	q := p.q
+	if q.state != provider.StateReady || len(q.pending) != 0 || p.rem.closed.Load() {
+		return false
+	}
+	if q.mode == provider.RC && q.jetty.bound != p.rem {
+		return false
+	}
+	if p.seg != nil && (p.seg.closed.Load() || p.seg.ref.pin() != provider.CRSuccess) {
+		return false
+	}
+	// pin and acquire count nothing on memory a process maps (see
+	// resolve): there is nothing to release.
+	if p.tgt != nil && (p.tgt.closed.Load() || p.tgt.ref.acquire() != provider.CRSuccess) {
+		return false
+	}
+	return true
+}
+
+// execPrepared runs the one-sided request p, whose memory is resolved and
+// checked, and completes it: what execWith does once it has the spans.
+func (q *sendq) execPrepared(p *prepared, seq uint64) {
+	w, rem := &p.wr[0], p.rem
+	if st := rem.rq.ready(); st != provider.CRSuccess {
+		q.fail(w, seq, rem, st)
+		return
+	}
+	var n uint64
+	switch w.Opcode {
+	case provider.OpWrite:
+		n = placeBytes(p.remote, p.local)
+	case provider.OpRead:
+		n = uint64(copy(p.local, p.remote))
+	default:
+		old := atomicOp(w, (*uint64)(unsafe.Pointer(&p.remote[0])))
+		binary.NativeEndian.PutUint64(p.local, old)
+		n = 8
+	}
+	q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
+}

@@ -1,0 +1,282 @@
+package providertest
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
+)
+
+// Prepared requests (JFS.Prepare) must do exactly what Post does with the
+// same request, each time they are posted, whatever changed in between.
+var preparedTests = []test{
+	{"WRITE reads its source each post", testPreparedWrite},
+	{"READ", testPreparedRead},
+	{"atomics with new operands", testPreparedAtomics},
+	{"SEND_IMM with new immediates", testPreparedSendImm},
+	{"keeps its SGE list, reads inline bytes each post", testPreparedCopies},
+	{"refused as Post refuses", testPreparedRefused},
+	{"local segment closed", testPreparedLocalClosed},
+	{"target segment closed", testPreparedTargetClosed},
+	{"target queue closed", testPreparedTargetQueueClosed},
+	{"queue full", testPreparedQueueFull},
+	{"queue closed", testPreparedQueueClosed},
+	{"waits for a receive", testPreparedRNR},
+}
+
+func (e *env) prepare(s sendSide, wr jetty.WR) *jetty.Prepared {
+	e.t.Helper()
+	p, err := s.jfs.Prepare(wr)
+	require.NoError(e.t, err)
+	return p
+}
+
+func testPreparedWrite(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 4096, segment.LocalOnly)
+	dst, tg := e.remoteSeg(4096, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(16, 200)}, Remote: tg.SGE(300, 200)})
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	for i := range 3 {
+		fill(src.Bytes(), byte(10*i+1))
+		p.SetUserCtx(uint64(100 + i))
+		require.NoError(t, p.Post())
+		checkSendCR(t, e.pollOK(s.jfc), urma.OpWrite, uint64(100+i), 200, a, r.jfr.Descriptor().ID)
+		require.Equal(t, src.Bytes()[16:216], dst.Bytes()[300:500], "post %d wrote the source as it is now", i)
+		require.Equal(t, make([]byte, 300), dst.Bytes()[:300], "nothing before the range")
+		require.Equal(t, make([]byte, 4096-500), dst.Bytes()[500:], "nothing after it")
+	}
+	e.none(r.jfc)
+}
+
+func testPreparedRead(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	dst := e.seg(e.a, 4096, segment.LocalOnly)
+	src, tg := e.remoteSeg(4096, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, UserCtx: 9,
+		Local: []jetty.SGE{dst.SGE(64, 100)}, Remote: tg.SGE(1000, 100)})
+	for i := range 3 {
+		fill(src.Bytes(), byte(3*i+2))
+		require.NoError(t, p.Post())
+		require.Equal(t, uint64(9), e.pollOK(s.jfc).UserCtx)
+		require.Equal(t, src.Bytes()[1000:1100], dst.Bytes()[64:164], "post %d", i)
+	}
+}
+
+func testPreparedAtomics(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	res := e.seg(e.a, 64, segment.LocalOnly)
+	word, tg := e.remoteSeg(64, rwa)
+	if !e.attr.AtomicOps.Has(urma.OpFAdd) || !e.attr.AtomicOps.Has(urma.OpCAS) {
+		t.Skip("the device lacks FADD or CAS: testBadAtomic checks that Post refuses them")
+	}
+	fadd := e.prepare(s, jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{res.SGE(0, 8)}, Remote: tg.SGE(8, 8)})
+	cas := e.prepare(s, jetty.WR{Opcode: urma.OpCAS, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{res.SGE(8, 8)}, Remote: tg.SGE(8, 8)})
+	want := uint64(0)
+	for i := uint64(1); i <= 3; i++ {
+		fadd.SetAtomic(0, i)
+		require.NoError(t, fadd.Post())
+		e.pollOK(s.jfc)
+		require.Equal(t, want, binary.NativeEndian.Uint64(res.Bytes()[0:8]), "FADD %d returns the old value", i)
+		want += i
+		require.Equal(t, want, binary.NativeEndian.Uint64(word.Bytes()[8:16]))
+	}
+	cas.SetAtomic(want+1, 77) // does not match: no swap
+	require.NoError(t, cas.Post())
+	e.pollOK(s.jfc)
+	require.Equal(t, want, binary.NativeEndian.Uint64(res.Bytes()[8:16]))
+	require.Equal(t, want, binary.NativeEndian.Uint64(word.Bytes()[8:16]))
+	cas.SetAtomic(want, 77)
+	require.NoError(t, cas.Post())
+	e.pollOK(s.jfc)
+	require.Equal(t, uint64(77), binary.NativeEndian.Uint64(word.Bytes()[8:16]))
+}
+
+func testPreparedSendImm(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	rb := e.seg(e.b, 256, segment.LocalOnly)
+	copy(src.Bytes(), "prepared")
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpSendImm, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 8)}})
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, r.jfr.Recv(rb.SGE(uint64(64*i), 64), uint64(50+i)))
+		p.SetImm(uint64(0xabc0 + i))
+		p.SetUserCtx(uint64(i))
+		require.NoError(t, p.Post())
+		checkSendCR(t, e.pollOK(s.jfc), urma.OpSendImm, uint64(i), 8, a, r.jfr.Descriptor().ID)
+		cr := e.pollOK(r.jfc)
+		checkRecvCR(t, cr, urma.OpSendImm, uint64(50+i), 8, r.jfr.Descriptor().ID.ID, a.ID, u64(uint64(0xabc0+i)), false)
+		require.Equal(t, "prepared", string(rb.Bytes()[64*i:64*i+8]))
+	}
+}
+
+func testPreparedCopies(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 256, segment.LocalOnly)
+	dst, tg := e.remoteSeg(256, rwa)
+	fill(src.Bytes(), 1)
+	sges := []jetty.SGE{src.SGE(0, 16)}
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: sges, Remote: tg.SGE(0, 16)})
+	sges[0] = src.SGE(100, 16) // the caller's slice changes; the prepared request does not
+	require.NoError(t, p.Post())
+	e.pollOK(s.jfc)
+	require.Equal(t, src.Bytes()[:16], dst.Bytes()[:16])
+	if e.attr.MaxInline < 8 {
+		return
+	}
+	in := []byte("inline!!")
+	pi := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, Target: r.remote,
+		Inline: in, Remote: tg.SGE(64, 8)})
+	require.NoError(t, pi.Post())
+	e.pollOK(s.jfc)
+	require.Equal(t, "inline!!", string(dst.Bytes()[64:72]))
+	copy(in, "changed!") // inline bytes are read at each post, as memory is
+	require.NoError(t, pi.Post())
+	e.pollOK(s.jfc)
+	require.Equal(t, "changed!", string(dst.Bytes()[64:72]))
+}
+
+// samePost checks that a prepared request of s and a Post of the same
+// request on a twin sender come out alike: both refused with the same
+// status, or both queued and completing with the same status (a failed
+// request takes its queue to ERROR, hence the twin).
+func (e *env) samePost(s sendSide, p *jetty.Prepared) {
+	e.t.Helper()
+	twin := e.sender(jetty.JFSConfig{})
+	errP := p.Post()
+	errW := twin.jfs.Post([]jetty.WR{p.WR()})
+	require.Equal(e.t, urma.StatusOf(errW), urma.StatusOf(errP), "prepared: %v; Post: %v", errP, errW)
+	if errW != nil {
+		var pe *jetty.PostError
+		require.ErrorAs(e.t, errP, &pe)
+		return
+	}
+	crP, crW := e.poll(s.jfc, 1)[0], e.poll(twin.jfc, 1)[0]
+	require.Equal(e.t, crW.Status, crP.Status, "prepared: %v; Post: %v", crP, crW)
+}
+
+func testPreparedRefused(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	_, tg := e.remoteSeg(64, rwa)
+	for _, wr := range []jetty.WR{
+		{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{{Addr: src.VA(), Len: 8}}, Remote: tg.SGE(0, 8)}, // no segment
+		{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{src.SGE(0, 8)}},                                   // no remote range
+		{Opcode: urma.Opcode(200), Target: r.remote, Local: []jetty.SGE{src.SGE(0, 8)}},                              // no such opcode
+		{Opcode: urma.OpSend, Target: r.remote, Local: make([]jetty.SGE, e.attr.MaxJFSSGE+1)},                        // too many SGEs
+		{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{src.SGE(0, 4)}, Remote: tg.SGE(0, 8)},             // short result
+	} {
+		p, errP := s.jfs.Prepare(wr)
+		if errP == nil {
+			// A provider that cannot check a request without posting
+			// it leaves the refusal to the prepared request's Post.
+			errP = p.Post()
+		}
+		errW := s.jfs.Post([]jetty.WR{wr})
+		require.Error(t, errW, "%+v", wr)
+		require.Error(t, errP, "%+v", wr)
+		require.Equal(t, urma.StatusOf(errW), urma.StatusOf(errP), "prepared: %v; Post: %v", errP, errW)
+	}
+	e.none(s.jfc)
+}
+
+func testPreparedLocalClosed(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	dst, tg := e.remoteSeg(64, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	require.NoError(t, src.Close())
+	e.samePost(s, p)
+	require.Equal(t, make([]byte, 64), dst.Bytes(), "nothing written from a closed segment")
+}
+
+func testPreparedTargetClosed(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	dst, tg := e.remoteSeg(64, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	require.NoError(t, p.Post())
+	e.pollOK(s.jfc)
+	require.NoError(t, dst.Close())
+	e.samePost(s, p)
+}
+
+func testPreparedTargetQueueClosed(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	dst, tg := e.remoteSeg(64, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	require.NoError(t, r.jfr.Close())
+	e.samePost(s, p)
+	require.Equal(t, make([]byte, 64), dst.Bytes(), "nothing written through a closed queue")
+}
+
+func testPreparedQueueFull(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{Depth: 4})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	_, tg := e.remoteSeg(64, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	for range 4 {
+		require.NoError(t, p.Post())
+	}
+	require.ErrorIs(t, p.Post(), urma.ErrAgain)
+	e.poll(s.jfc, 4)
+	require.NoError(t, p.Post(), "room again once polled")
+	e.pollOK(s.jfc)
+}
+
+func testPreparedQueueClosed(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	_, tg := e.remoteSeg(64, rwa)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	require.NoError(t, s.jfs.Close())
+	require.ErrorIs(t, p.Post(), urma.ErrClosed)
+}
+
+func testPreparedRNR(t *testing.T, e *env) {
+	if !e.attr.RNR {
+		t.Skip("the device has no RNR (iWARP): a SEND must find a receive posted; testRNRExceeded checks that it fails")
+	}
+	s := e.sender(jetty.JFSConfig{RNRRetry: 6, RNRTimeout: 50 * time.Millisecond})
+	r := e.receiver(jetty.JFRConfig{})
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	copy(l.Bytes(), "late")
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, UserCtx: 6,
+		Local: []jetty.SGE{l.SGE(0, 4)}})
+	require.NoError(t, p.Post())
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 7))
+	require.Equal(t, uint64(6), e.pollOK(s.jfc).UserCtx)
+	require.Equal(t, uint64(7), e.pollOK(r.jfc).UserCtx)
+	require.Equal(t, "late", string(rb.Bytes()[:4]))
+}
