@@ -141,6 +141,7 @@ func testPreparedCopies(t *testing.T, e *env) {
 	if e.attr.MaxInline < 8 {
 		return
 	}
+	s = e.sender(jetty.JFSConfig{MaxInline: 8})
 	in := []byte("inline!!")
 	pi := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, Target: r.remote,
 		Inline: in, Remote: tg.SGE(64, 8)})
