@@ -23,12 +23,7 @@ func benchPost(b *testing.B, p *pair, w jetty.WR) {
 			b.Fatal(err)
 		}
 		if i%64 == 0 {
-			for n := 0; n == 0; {
-				var err error
-				if n, err = p.jfcA.Poll(p.crs[:1]); err != nil || (n == 1 && !p.crs[0].OK()) {
-					b.Fatal(err, p.crs[0])
-				}
-			}
+			p.pollOne(b, p.jfcA)
 		}
 	}
 }
@@ -53,12 +48,7 @@ func benchPrepared(b *testing.B, p *pair, w jetty.WR) {
 			b.Fatal(err)
 		}
 		if i%64 == 0 {
-			for n := 0; n == 0; {
-				var err error
-				if n, err = p.jfcA.Poll(p.crs[:1]); err != nil || (n == 1 && !p.crs[0].OK()) {
-					b.Fatal(err, p.crs[0])
-				}
-			}
+			p.pollOne(b, p.jfcA)
 		}
 	}
 }

@@ -38,10 +38,9 @@ func (q *sendq) Prepare(w *provider.WR) (provider.Prepared, error) {
 	kept := &p.wr[0]
 	*kept = *w
 	kept.Local = p.sge[:copy(p.sge[:], w.Local)]
-	if q.closed.Load() {
-		return nil, errClosed(q.name())
+	if err := q.lockOpen(); err != nil {
+		return nil, err
 	}
-	q.mu.Lock()
 	defer q.mu.Unlock()
 	rem, err := q.validate(kept)
 	if err != nil {
@@ -117,14 +116,10 @@ func (p *prepared) Post() (int, error) {
 	if !p.fast {
 		return q.Post(p.wr[:])
 	}
-	if q.closed.Load() {
-		return 0, errClosed(q.name())
+	if err := q.lockOpen(); err != nil {
+		return 0, err
 	}
-	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed.Load() {
-		return 0, errClosed(q.name())
-	}
 	if !p.unchanged() {
 		return q.postLocked(p.wr[:])
 	}

@@ -116,18 +116,27 @@ func (q *sendq) credit(seq uint64) {
 }
 
 func (q *sendq) Post(wrs []provider.WR) (int, error) {
+	if err := q.lockOpen(); err != nil {
+		return 0, err
+	}
+	defer q.mu.Unlock()
+	return q.postLocked(wrs)
+}
+
+// lockOpen takes the queue's lock for a post, unless the queue is closed.
+func (q *sendq) lockOpen() error {
 	if q.closed.Load() {
-		return 0, errClosed(q.name())
+		return errClosed(q.name())
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed.Load() {
 		// Closed while this post waited for the lock: destroy has
 		// flushed what was pending and nothing would report a request
 		// queued now.
-		return 0, errClosed(q.name())
+		q.mu.Unlock()
+		return errClosed(q.name())
 	}
-	return q.postLocked(wrs)
+	return nil
 }
 
 // postLocked is Post under the queue's lock, once the queue is known open.

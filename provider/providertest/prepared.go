@@ -36,6 +36,24 @@ func (e *env) prepare(s sendSide, wr jetty.WR) *jetty.Prepared {
 	return p
 }
 
+// writeRig is a sender, a receiver, a local and a remote segment of 64
+// bytes, and a prepared signaled WRITE of 8 bytes between them.
+type writeRig struct {
+	s        sendSide
+	r        recvSide
+	src, dst *segment.Segment
+	p        *jetty.Prepared
+}
+
+func (e *env) writeRig(cfg jetty.JFSConfig) writeRig {
+	w := writeRig{s: e.sender(cfg), r: e.receiver(jetty.JFRConfig{}), src: e.seg(e.a, 64, segment.LocalOnly)}
+	var tg *segment.Target
+	w.dst, tg = e.remoteSeg(64, rwa)
+	w.p = e.prepare(w.s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: w.r.remote,
+		Local: []jetty.SGE{w.src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	return w
+}
+
 func testPreparedWrite(t *testing.T, e *env) {
 	s := e.sender(jetty.JFSConfig{})
 	r := e.receiver(jetty.JFRConfig{})
@@ -200,67 +218,42 @@ func testPreparedRefused(t *testing.T, e *env) {
 }
 
 func testPreparedLocalClosed(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{})
-	r := e.receiver(jetty.JFRConfig{})
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	dst, tg := e.remoteSeg(64, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
-	require.NoError(t, src.Close())
-	e.samePost(s, p)
-	require.Equal(t, make([]byte, 64), dst.Bytes(), "nothing written from a closed segment")
+	w := e.writeRig(jetty.JFSConfig{})
+	require.NoError(t, w.src.Close())
+	e.samePost(w.s, w.p)
+	require.Equal(t, make([]byte, 64), w.dst.Bytes(), "nothing written from a closed segment")
 }
 
 func testPreparedTargetClosed(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{})
-	r := e.receiver(jetty.JFRConfig{})
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	dst, tg := e.remoteSeg(64, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
-	require.NoError(t, p.Post())
-	e.pollOK(s.jfc)
-	require.NoError(t, dst.Close())
-	e.samePost(s, p)
+	w := e.writeRig(jetty.JFSConfig{})
+	require.NoError(t, w.p.Post())
+	e.pollOK(w.s.jfc)
+	require.NoError(t, w.dst.Close())
+	e.samePost(w.s, w.p)
 }
 
 func testPreparedTargetQueueClosed(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{})
-	r := e.receiver(jetty.JFRConfig{})
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	dst, tg := e.remoteSeg(64, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
-	require.NoError(t, r.jfr.Close())
-	e.samePost(s, p)
-	require.Equal(t, make([]byte, 64), dst.Bytes(), "nothing written through a closed queue")
+	w := e.writeRig(jetty.JFSConfig{})
+	require.NoError(t, w.r.jfr.Close())
+	e.samePost(w.s, w.p)
+	require.Equal(t, make([]byte, 64), w.dst.Bytes(), "nothing written through a closed queue")
 }
 
 func testPreparedQueueFull(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{Depth: 4})
-	r := e.receiver(jetty.JFRConfig{})
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	_, tg := e.remoteSeg(64, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	w := e.writeRig(jetty.JFSConfig{Depth: 4})
 	for range 4 {
-		require.NoError(t, p.Post())
+		require.NoError(t, w.p.Post())
 	}
-	require.ErrorIs(t, p.Post(), urma.ErrAgain)
-	e.poll(s.jfc, 4)
-	require.NoError(t, p.Post(), "room again once polled")
-	e.pollOK(s.jfc)
+	require.ErrorIs(t, w.p.Post(), urma.ErrAgain)
+	e.poll(w.s.jfc, 4)
+	require.NoError(t, w.p.Post(), "room again once polled")
+	e.pollOK(w.s.jfc)
 }
 
 func testPreparedQueueClosed(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{})
-	r := e.receiver(jetty.JFRConfig{})
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	_, tg := e.remoteSeg(64, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
-	require.NoError(t, s.jfs.Close())
-	require.ErrorIs(t, p.Post(), urma.ErrClosed)
+	w := e.writeRig(jetty.JFSConfig{})
+	require.NoError(t, w.s.jfs.Close())
+	require.ErrorIs(t, w.p.Post(), urma.ErrClosed)
 }
 
 func testPreparedRNR(t *testing.T, e *env) {
