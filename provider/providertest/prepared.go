@@ -128,7 +128,13 @@ func testPreparedSendImm(t *testing.T, e *env) {
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	rb := e.seg(e.b, 256, segment.LocalOnly)
 	copy(src.Bytes(), "prepared")
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpSendImm, Flags: jetty.Signaled, Target: r.remote,
+	// A device without immediate data (siw) runs the case as plain SENDs;
+	// testSend checks that it refuses SEND_IMM.
+	op := urma.OpSendImm
+	if !e.attr.ImmData {
+		op = urma.OpSend
+	}
+	p := e.prepare(s, jetty.WR{Opcode: op, Flags: jetty.Signaled, Target: r.remote,
 		Local: []jetty.SGE{src.SGE(0, 8)}})
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -137,9 +143,12 @@ func testPreparedSendImm(t *testing.T, e *env) {
 		p.SetImm(uint64(0xabc0 + i))
 		p.SetUserCtx(uint64(i))
 		require.NoError(t, p.Post())
-		checkSendCR(t, e.pollOK(s.jfc), urma.OpSendImm, uint64(i), 8, a, r.jfr.Descriptor().ID)
-		cr := e.pollOK(r.jfc)
-		checkRecvCR(t, cr, urma.OpSendImm, uint64(50+i), 8, r.jfr.Descriptor().ID.ID, a.ID, u64(uint64(0xabc0+i)), false)
+		checkSendCR(t, e.pollOK(s.jfc), op, uint64(i), 8, a, r.jfr.Descriptor().ID)
+		var imm *uint64
+		if op == urma.OpSendImm {
+			imm = u64(uint64(0xabc0 + i))
+		}
+		checkRecvCR(t, e.pollOK(r.jfc), op, uint64(50+i), 8, r.jfr.Descriptor().ID.ID, a.ID, imm, false)
 		require.Equal(t, "prepared", string(rb.Bytes()[64*i:64*i+8]))
 	}
 }
