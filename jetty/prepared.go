@@ -20,8 +20,7 @@ import (
 // memory its SGEs name, they are read at each Post, so that a prepared
 // inline request sends what they hold then.
 type Prepared struct {
-	kind string
-	w    *WR
+	w *WR
 	// p is the provider's prepared request; nil when the provider has
 	// none or the request uses views, and Post then posts own through
 	// the sender's post.
@@ -36,7 +35,7 @@ type Prepared struct {
 // for requests that use views, Prepare only copies the request, and each
 // Post is a Post of it, refusals included.
 func (s *sender) Prepare(wr WR) (*Prepared, error) {
-	p := &Prepared{kind: s.kind, s: s}
+	p := &Prepared{s: s}
 	if pr, ok := s.p.(provider.Preparer); ok && !usesViews([]WR{wr}) {
 		pp, err := pr.Prepare(&wr)
 		if err != nil {
@@ -64,7 +63,7 @@ func (p *Prepared) Post() error {
 		_, err = p.s.post(p.own[:])
 	}
 	if err != nil {
-		return &PostError{Op: p.kind + " post", Err: err}
+		return &PostError{Op: p.s.kind + " post", Err: err}
 	}
 	return nil
 }

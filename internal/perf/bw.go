@@ -19,6 +19,10 @@ type bwOutcome struct {
 	peak float64
 }
 
+// signaledAt tells whether the n-th request of limit (from 1) is
+// signaled: one in cqMod, and the last.
+func signaledAt(n, cqMod, limit int) bool { return n%cqMod == 0 || n == limit }
+
 // bwClient keeps TxDepth requests in flight, posting PostList at a time
 // and signaling one in CQMod, until limit requests are done (or, with a
 // duration, until it passes).
@@ -41,7 +45,7 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 			batch := min(cfg.PostList, cfg.TxDepth-(posted-completed), limit-posted)
 			if cfg.PostList == 1 {
 				pr := r.quiet
-				if n := posted + 1; n%cfg.CQMod == 0 || n == limit {
+				if signaledAt(posted+1, cfg.CQMod, limit) {
 					pr = r.loud
 				}
 				if err := pr.Post(); err != nil {
@@ -52,7 +56,7 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 			}
 			for k := range batch {
 				f := base
-				if n := posted + k + 1; n%cfg.CQMod == 0 || n == limit {
+				if signaledAt(posted+k+1, cfg.CQMod, limit) {
 					f |= jetty.Signaled
 				}
 				r.wr[k].Flags = f

@@ -123,8 +123,8 @@ func (p *prepared) Post() (int, error) {
 	if !p.unchanged() {
 		return q.postLocked(p.wr[:])
 	}
-	if q.head-q.credited.Load() >= uint64(q.depth) {
-		return 0, provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+	if err := q.full(); err != nil {
+		return 0, err
 	}
 	q.head++
 	w := &p.wr[0]

@@ -154,8 +154,8 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		if q.head-q.credited.Load() >= uint64(q.depth) {
-			return i, provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+		if err := q.full(); err != nil {
+			return i, err
 		}
 		q.head++
 		ran := len(q.pending) == 0 && q.state == provider.StateReady
@@ -165,6 +165,14 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		q.wait(w, rem, ran)
 	}
 	return len(wrs), nil
+}
+
+// full is ErrAgain when every slot of the queue is taken.
+func (q *sendq) full() error {
+	if q.head-q.credited.Load() >= uint64(q.depth) {
+		return provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+	}
+	return nil
 }
 
 // wait keeps the request of sequence q.head until it can run: behind

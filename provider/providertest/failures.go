@@ -206,6 +206,14 @@ func testRNRExceeded(t *testing.T, e *env) {
 }
 
 func testRNRRecovered(t *testing.T, e *env) {
+	rnrRecovered(t, e, func(s sendSide, r recvSide, l *segment.Segment) error {
+		return s.jfs.Send(r.remote, l.SGE(0, 4), 0, 6)
+	})
+}
+
+// rnrRecovered checks that a SEND of "late" from l with user context 6,
+// posted by send before any receive, completes once one is posted.
+func rnrRecovered(t *testing.T, e *env, send func(s sendSide, r recvSide, l *segment.Segment) error) {
 	if !e.attr.RNR {
 		t.Skip("the device has no RNR (iWARP): a SEND must find a receive posted; testRNRExceeded checks that it fails")
 	}
@@ -214,7 +222,7 @@ func testRNRRecovered(t *testing.T, e *env) {
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	copy(l.Bytes(), "late")
 	rb := e.seg(e.b, 64, segment.LocalOnly)
-	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, 4), 0, 6))
+	require.NoError(t, send(s, r, l))
 	time.Sleep(20 * time.Millisecond)
 	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 7))
 	require.Equal(t, uint64(6), e.pollOK(s.jfc).UserCtx)

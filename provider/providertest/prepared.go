@@ -3,7 +3,6 @@ package providertest
 import (
 	"encoding/binary"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -266,20 +265,8 @@ func testPreparedQueueClosed(t *testing.T, e *env) {
 }
 
 func testPreparedRNR(t *testing.T, e *env) {
-	if !e.attr.RNR {
-		t.Skip("the device has no RNR (iWARP): a SEND must find a receive posted; testRNRExceeded checks that it fails")
-	}
-	s := e.sender(jetty.JFSConfig{RNRRetry: 6, RNRTimeout: 50 * time.Millisecond})
-	r := e.receiver(jetty.JFRConfig{})
-	l := e.seg(e.a, 64, segment.LocalOnly)
-	copy(l.Bytes(), "late")
-	rb := e.seg(e.b, 64, segment.LocalOnly)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, UserCtx: 6,
-		Local: []jetty.SGE{l.SGE(0, 4)}})
-	require.NoError(t, p.Post())
-	time.Sleep(20 * time.Millisecond)
-	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 7))
-	require.Equal(t, uint64(6), e.pollOK(s.jfc).UserCtx)
-	require.Equal(t, uint64(7), e.pollOK(r.jfc).UserCtx)
-	require.Equal(t, "late", string(rb.Bytes()[:4]))
+	rnrRecovered(t, e, func(s sendSide, r recvSide, l *segment.Segment) error {
+		return e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, UserCtx: 6,
+			Local: []jetty.SGE{l.SGE(0, 4)}}).Post()
+	})
 }
