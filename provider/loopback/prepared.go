@@ -30,6 +30,10 @@ type prepared struct {
 	// request resolves its target at each post).
 	tgt    *target
 	remote []byte
+	// send is set for a SEND or SEND_IMM that may take sendPrepared's
+	// short way, and sw then names the sender in its receive records.
+	send bool
+	sw   senderWords
 }
 
 // Prepare implements provider.Preparer.
@@ -76,6 +80,10 @@ func (p *prepared) resolve() bool {
 		p.seg, p.local = seg, s.b
 	}
 	p.resolveRemote()
+	if w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm {
+		p.send = true
+		p.sw.fill(p.q)
+	}
 	return true
 }
 
@@ -130,6 +138,9 @@ func (p *prepared) Post() (int, error) {
 	w := &p.wr[0]
 	if p.tgt != nil {
 		q.execPrepared(p, q.head)
+		return 1, nil
+	}
+	if p.send && q.sendPrepared(p, q.head) {
 		return 1, nil
 	}
 	l := &q.sg[0]

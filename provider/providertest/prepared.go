@@ -18,6 +18,7 @@ var preparedTests = []test{
 	{"READ", testPreparedRead},
 	{"atomics with new operands", testPreparedAtomics},
 	{"SEND_IMM with new immediates", testPreparedSendImm},
+	{"SEND into receives of each shape", testPreparedSendShapes},
 	{"keeps its SGE list, reads inline bytes each post", testPreparedCopies},
 	{"refused as Post refuses", testPreparedRefused},
 	{"local segment closed", testPreparedLocalClosed},
@@ -149,6 +150,48 @@ func testPreparedSendImm(t *testing.T, e *env) {
 		}
 		checkRecvCR(t, e.pollOK(r.jfc), op, uint64(50+i), 8, r.jfr.Descriptor().ID.ID, a.ID, imm, false)
 		require.Equal(t, "prepared", string(rb.Bytes()[64*i:64*i+8]))
+	}
+}
+
+// testPreparedSendShapes posts one prepared SEND into receives that a
+// provider may take a short way into (one buffer, large enough) and into
+// the others: two buffers, a buffer too small.
+func testPreparedSendShapes(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{MaxSGE: min(2, e.attr.MaxJFRSGE)})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	rb := e.seg(e.b, 256, segment.LocalOnly)
+	copy(src.Bytes(), "sixteen bytes!!!")
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 16)}})
+	a, err := s.jfs.Query()
+	require.NoError(t, err)
+	id := r.jfr.Descriptor().ID.ID
+
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 1))
+	require.NoError(t, p.Post())
+	checkSendCR(t, e.pollOK(s.jfc), urma.OpSend, 0, 16, a, r.jfr.Descriptor().ID)
+	checkRecvCR(t, e.pollOK(r.jfc), urma.OpSend, 1, 16, id, a.ID, nil, false)
+	require.Equal(t, "sixteen bytes!!!", string(rb.Bytes()[:16]))
+
+	if e.attr.MaxJFRSGE >= 2 {
+		require.NoError(t, r.jfr.PostRecv([]jetty.RecvWR{{UserCtx: 2,
+			Local: []jetty.SGE{rb.SGE(100, 4), rb.SGE(200, 12)}}}))
+		require.NoError(t, p.Post())
+		e.pollOK(s.jfc)
+		checkRecvCR(t, e.pollOK(r.jfc), urma.OpSend, 2, 16, id, a.ID, nil, false)
+		require.Equal(t, "sixt", string(rb.Bytes()[100:104]))
+		require.Equal(t, "een bytes!!!", string(rb.Bytes()[200:212]))
+	}
+
+	// Too small for the message: the prepared SEND and a Post of it on a
+	// twin queue fail alike, and each consumes a receive with an error.
+	for i := range 2 {
+		require.NoError(t, r.jfr.Recv(rb.SGE(64, 8), uint64(10+i)))
+	}
+	e.samePost(s, p)
+	for _, cr := range e.poll(r.jfc, 2) {
+		require.NotEqual(t, urma.CRSuccess, cr.Status, "%v", cr)
 	}
 }
 

@@ -1,0 +1,77 @@
+package loopback
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/urma-go/sdk/internal/prefetch"
+	"github.com/urma-go/sdk/provider"
+)
+
+// sendPrepared runs the prepared SEND or SEND_IMM p (its source resolved)
+// the short way when nothing about it is unusual: the target's oldest
+// receive is one buffer of mapped memory, large enough. It looks at that
+// receive before it claims it, so that until the claim it has done
+// nothing, and anything else (no receive, a receive it cannot take, a
+// claim lost to another sender, a target that is not ready) returns false
+// for deliver to handle as it handles every SEND, errors and RNR waits
+// included. What it writes is what deliver writes for a SEND that
+// succeeds; it skips deliver's lists and the provider.CR it builds.
+func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
+	v := p.rem.rq
+	if enterRQ(v) != provider.CRSuccess {
+		return false
+	}
+	r := v.ring
+	if provider.State(r.meta(metaState).Load()) != provider.StateReady {
+		leaveRQ(v)
+		return false
+	}
+	pos := atomic.LoadUint64(r.deq)
+	if atomic.LoadUint64(r.seq(pos)) != pos+1 {
+		leaveRQ(v)
+		return false
+	}
+	slot := (*recvSlot)(r.payload(pos))
+	sges := v.sges(pos)
+	if len(sges) != 1 {
+		leaveRQ(v)
+		return false
+	}
+	sg := &sges[0]
+	n := uint32(len(p.local))
+	ref := v.bufRef(sg.handle, sg.gen)
+	if ref == nil || ref.mem == nil || sg.length < n {
+		leaveRQ(v)
+		return false
+	}
+	if ref.acquire() != provider.CRSuccess {
+		leaveRQ(v)
+		return false
+	}
+	var dst span
+	userCtx := slot.userCtx
+	// Read before the claim, as a run's receives are (see deliverRun): if
+	// another sender claims the receive meanwhile, the CAS fails and what
+	// was read is dropped.
+	if !ref.span(sg.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
+		ref.release()
+		leaveRQ(v)
+		return false
+	}
+	prefetch.Write(unsafe.Pointer(r.seq(pos + 1)))
+	// Reserved before the copy, for deliver's reason (earlyRecordMax).
+	rpos, reserved := v.jfc.ring.reserveRecord()
+	copy(dst.b, p.local)
+	r.release(pos)
+	w := &p.wr[0]
+	if reserved {
+		v.jfc.notify(v.jfc.writeRecv(rpos, w, v, &p.sw, userCtx, n))
+	} else {
+		v.jfc.overflow()
+	}
+	ref.release()
+	leaveRQ(v)
+	q.complete(w, seq, p.rem, provider.CRSuccess, n)
+	return true
+}
