@@ -179,7 +179,7 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 		for k := range w.Local {
 			s, e := j.ctx.localSeg(w.Local[k].Seg)
 			if e == nil {
-				e = wrcheck.InSegment(&w.Local[k], s.desc)
+				e = wrcheck.InSegment(&w.Local[k], s.desc.VA, s.desc.Len)
 			}
 			if e != nil {
 				err = e

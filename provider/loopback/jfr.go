@@ -210,7 +210,7 @@ func (q *recvq) checkRecv(w *provider.RecvWR) error {
 		if err != nil {
 			return err
 		}
-		if err := wrcheck.InSegment(&w.Local[k], s.desc); err != nil {
+		if err := wrcheck.InSegment(&w.Local[k], s.desc.VA, s.desc.Len); err != nil {
 			return err
 		}
 	}
@@ -228,7 +228,10 @@ func (q *recvq) writeRecv(pos uint64, w *provider.RecvWR) {
 	rs.userCtx, rs.nsge = w.UserCtx, uint32(len(w.Local))
 	dst := unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)
 	for k := range w.Local {
-		s, _ := q.ctx.localSeg(w.Local[k].Seg)
+		// checkRecv found it a live segment of this context; if it
+		// closes meanwhile, its generation stops matching and the
+		// sender finds the buffer gone, as after any later close.
+		s := asSegment(w.Local[k].Seg)
 		d := &dst[k]
 		d.addr, d.length, d.handle, d.gen = w.Local[k].Addr, w.Local[k].Len, s.handle, s.ref.gen
 	}

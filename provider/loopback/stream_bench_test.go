@@ -51,3 +51,17 @@ func BenchmarkSendStream8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFAddPoll8 is urmactl perf's atomic_lat iteration in one
+// process: a prepared, signaled FADD and a poll for its record.
+func BenchmarkFAddPoll8(b *testing.B) {
+	p := newPair(b)
+	pr, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, Operand: 1,
+		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8), Target: p.remote})
+	must(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		must(b, pr.Post())
+		p.pollOne(b, p.jfcA)
+	}
+}

@@ -117,15 +117,19 @@ func Shape(w *provider.WR, l *Limits) error {
 func wraps(addr, n uint64) bool { return addr+n < addr }
 
 // InSegment refuses, with ErrRange, an SGE that does not lie inside the
-// segment it names; d is that segment's descriptor. Receive buffers are
+// segment it names, [va, va+n). Receive buffers are
 // checked with it when they are posted: left to the delivery, a bad
 // buffer would fail the sender of whichever message reached it, and each
 // device reports that differently.
-func InSegment(sg *provider.SGE, d provider.SegmentDesc) error {
-	a, n := sg.Addr, uint64(sg.Len)
-	// By offsets into the segment, which cannot wrap.
-	if off := a - d.VA; a < d.VA || off > d.Len || n > d.Len-off {
-		return provider.Errorf(provider.ErrRange, "%d bytes at %#x are not inside the segment [%#x, %#x)", n, a, d.VA, d.VA+d.Len)
+func InSegment(sg *provider.SGE, va, n uint64) error {
+	// By offsets into the segment, which cannot wrap. Small enough to
+	// inline into a post's loop, with the error built out of line.
+	if off := sg.Addr - va; sg.Addr < va || off > n || uint64(sg.Len) > n-off {
+		return outside(sg, va, n)
 	}
 	return nil
+}
+
+func outside(sg *provider.SGE, va, n uint64) error {
+	return provider.Errorf(provider.ErrRange, "%d bytes at %#x are not inside the segment [%#x, %#x)", sg.Len, sg.Addr, va, va+n)
 }

@@ -77,7 +77,7 @@ func TestInSegment(t *testing.T) {
 		{"wrapping", provider.SGE{Addr: math.MaxUint64 - 3, Len: 8}, false},
 	}
 	for _, c := range cases {
-		err := InSegment(&c.sg, d)
+		err := InSegment(&c.sg, d.VA, d.Len)
 		if c.ok {
 			require.NoError(t, err, c.name)
 		} else {
@@ -85,5 +85,5 @@ func TestInSegment(t *testing.T) {
 		}
 	}
 	top := provider.SegmentDesc{VA: math.MaxUint64 - 63, Len: 64}
-	require.NoError(t, InSegment(&provider.SGE{Addr: math.MaxUint64 - 63, Len: 64}, top), "a segment at the top of the address space")
+	require.NoError(t, InSegment(&provider.SGE{Addr: math.MaxUint64 - 63, Len: 64}, top.VA, top.Len), "a segment at the top of the address space")
 }
