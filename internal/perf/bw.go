@@ -19,9 +19,27 @@ type bwOutcome struct {
 	peak float64
 }
 
-// signaledAt tells whether the n-th request of limit (from 1) is
-// signaled: one in cqMod, and the last.
-func signaledAt(n, cqMod, limit int) bool { return n%cqMod == 0 || n == limit }
+// signaler tells which requests of a bandwidth loop are signaled: one in
+// cqMod, and the last. It counts down rather than taking n%cqMod, a 64-bit
+// division of tens of cycles per request.
+type signaler struct{ left, cqMod int }
+
+func newSignaler(cqMod int) signaler { return signaler{left: cqMod, cqMod: cqMod} }
+
+// next tells whether the n-th request of limit (from 1, called in order)
+// is signaled.
+func (s *signaler) next(n, limit int) bool {
+	s.left--
+	if s.left == 0 {
+		s.left = s.cqMod
+		return true
+	}
+	return n == limit
+}
+
+// atSignal tells whether the last request counted was signaled by the
+// one-in-cqMod rule (or none was counted yet).
+func (s *signaler) atSignal() bool { return s.left == s.cqMod }
 
 // bwClient keeps TxDepth requests in flight, posting PostList at a time
 // and signaling one in CQMod, until limit requests are done (or, with a
@@ -34,18 +52,19 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 	start := time.Now()
 	markT, markN := start, 0
 	var peak float64
+	sig := newSignaler(cfg.CQMod)
 	for completed < limit {
 		// Post while there is room; with a duration, stop at a signaled
 		// request so that the records account for everything posted.
 		for posted < limit && posted-completed < cfg.TxDepth {
-			if !r.until.IsZero() && posted%cfg.CQMod == 0 && !time.Now().Before(r.until) {
+			if !r.until.IsZero() && sig.atSignal() && !time.Now().Before(r.until) {
 				limit = posted
 				break
 			}
 			batch := min(cfg.PostList, cfg.TxDepth-(posted-completed), limit-posted)
 			if cfg.PostList == 1 {
 				pr := r.quiet
-				if signaledAt(posted+1, cfg.CQMod, limit) {
+				if sig.next(posted+1, limit) {
 					pr = r.loud
 				}
 				if err := pr.Post(); err != nil {
@@ -56,7 +75,7 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 			}
 			for k := range batch {
 				f := base
-				if signaledAt(posted+k+1, cfg.CQMod, limit) {
+				if sig.next(posted+k+1, limit) {
 					f |= jetty.Signaled
 				}
 				r.wr[k].Flags = f
