@@ -113,6 +113,8 @@ func TestPerfJSONAndErrors(t *testing.T) {
 		"perf send_lat --spin 5us 127.0.0.1": "add -e",
 		"perf write_bw -l 500 1.2.3.4":       "post list 500",
 		"perf send_lat -o yaml":              `invalid output format "yaml"`,
+		"perf write_lat -w 100 127.0.0.1":    "warm-up is for bandwidth tests",
+		"perf send_bw -w -2 127.0.0.1":       "warm-up -2 is negative",
 	} {
 		_, errOut, code := run(t, bin, regexp.MustCompile(` +`).Split(args, -1)...)
 		assert.Equal(t, 1, code, args)

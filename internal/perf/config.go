@@ -103,7 +103,17 @@ type Config struct {
 	// CQMod signals one request in CQMod (-Q); the others complete
 	// silently.
 	CQMod int
+	// Warmup is how many requests a bandwidth test runs, untimed, before
+	// each size's timed ones (-w), as ucx_perftest's warm-up: the first
+	// messages of a run map the peer's buffers and fault in the rings'
+	// pages, which a short run would otherwise count. Latency tests take
+	// none (they report medians).
+	Warmup int
 }
+
+// DefaultWarmup is the warm-up of bandwidth tests unless -w says
+// otherwise: ucx_perftest's default.
+const DefaultWarmup = 10000
 
 // Limits of the options.
 const (
@@ -190,6 +200,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("post list %d: want 1 to the tx depth (%d)", c.PostList, c.TxDepth)
 	case c.CQMod < 1 || c.CQMod > c.TxDepth:
 		return fmt.Errorf("completion moderation %d: want 1 to the tx depth (%d)", c.CQMod, c.TxDepth)
+	case c.Warmup < 0:
+		return fmt.Errorf("warm-up %d is negative", c.Warmup)
+	case !c.Test.BW && c.Warmup > 0:
+		return fmt.Errorf("warm-up is for bandwidth tests: %v reports medians", c.Test)
 	case c.Inline < -1:
 		return fmt.Errorf("inline %d: want -1 (device maximum), 0 (never) or a size", c.Inline)
 	case c.Event && c.Test == Test{Op: Write}:

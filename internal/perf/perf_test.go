@@ -85,6 +85,9 @@ func TestEveryTest(t *testing.T) {
 			if test.Op == Atomic {
 				cfg.Sizes = nil
 			}
+			if test.BW {
+				cfg.Warmup = 500 // untimed: the rows count 300
+			}
 			rep, table, err := pair(t, cfg)
 			require.NoError(t, err, table)
 			want := []int{64, 4096}
@@ -188,6 +191,8 @@ func TestConfig(t *testing.T) {
 		{Test: Test{Op: Read}, Inline: -2}:                        "inline -2",
 		{Test: Test{Op: Send}, Event: true, Spin: -1}:             "spin -1ns is negative",
 		{Test: Test{Op: Send}, Spin: time.Microsecond}:            "add -e",
+		{Test: Test{Op: Write}, Warmup: 10}:                       "warm-up is for bandwidth tests",
+		{Test: Test{Op: Write, BW: true}, Warmup: -1}:             "warm-up -1 is negative",
 	} {
 		assert.ErrorContains(t, cfg.Defaults().Validate(), want, "%+v", *cfg)
 	}

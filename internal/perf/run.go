@@ -125,7 +125,6 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 	}
 	total := cfg.Iters
 	if cfg.Duration > 0 {
-		r.until = time.Now().Add(cfg.Duration)
 		total = 0
 	}
 	// The server's answer to "done" is read in the background: an error
@@ -143,6 +142,17 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		}
 		answers <- a
 	}()
+	// The server cannot tell warm-up from the timed run: it receives
+	// until "done". A failed warm-up ends the size as a failed run does.
+	var warmErr error
+	if cfg.Test.BW && cfg.Warmup > 0 {
+		if _, err := r.bwClient(cfg.Warmup); err != nil {
+			warmErr = fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	if cfg.Duration > 0 {
+		r.until = time.Now().Add(cfg.Duration)
+	}
 	endProgress := showProgress(progress, fmt.Sprintf("%s %d B", cfg.Test, size), total, &done)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -150,7 +160,9 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 	var lat LatResult
 	var bw BWResult
 	var iters int
-	if cfg.Test.BW {
+	if warmErr != nil {
+		err = warmErr
+	} else if cfg.Test.BW {
 		limit := cfg.Iters
 		if cfg.Duration > 0 {
 			limit = math.MaxInt

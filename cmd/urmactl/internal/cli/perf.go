@@ -40,6 +40,7 @@ type PerfOptions struct {
 	RxDepth  int
 	PostList int
 	CQMod    int
+	Warmup   int
 	Output   string
 	// CPUProfile, when set, is where this side writes a CPU profile of
 	// its run (go tool pprof reads it).
@@ -87,6 +88,7 @@ func newPerfCmd() *cobra.Command {
 	f.IntVarP(&o.TxDepth, "tx-depth", "t", 0, "requests in flight (default 1 for latency, 128 for bandwidth)")
 	f.IntVarP(&o.RxDepth, "rx-depth", "r", 0, "receives posted for SEND (default 512)")
 	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests)")
+	f.IntVarP(&o.Warmup, "warmup", "w", -1, fmt.Sprintf("untimed requests before each size of a bandwidth test (-1: %d for bandwidth tests, none for latency)", perf.DefaultWarmup))
 	f.IntVarP(&o.CQMod, "cq-mod", "Q", 0, "signal one request in this many (bandwidth tests; default min(100, tx depth/2))")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write this side's CPU profile to `file` (for go tool pprof)")
 	addOutputFlag(cmd, &o.Output)
@@ -142,7 +144,13 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 		return perf.Config{}, err
 	}
 	cfg := perf.Config{Test: t, Iters: o.Iters, Duration: o.Duration, Event: o.Event, Spin: o.Spin, Inline: o.Inline,
-		TxDepth: o.TxDepth, RxDepth: o.RxDepth, PostList: o.PostList, CQMod: o.CQMod}
+		TxDepth: o.TxDepth, RxDepth: o.RxDepth, PostList: o.PostList, CQMod: o.CQMod, Warmup: o.Warmup}
+	if o.Warmup == -1 {
+		cfg.Warmup = 0
+		if t.BW {
+			cfg.Warmup = perf.DefaultWarmup
+		}
+	}
 	switch strings.ToUpper(o.Mode) {
 	case "RM", "0":
 		cfg.Mode = jetty.RM
