@@ -100,20 +100,6 @@ func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR, sqSeq
 	v.notify(urgent(cr))
 }
 
-// pushSlot adds a record given as its slot's words (see writeRecv for why
-// not as a provider.CR); urgent says whether it wakes a solicited-only
-// arm.
-func (v *jfcView) pushSlot(r *crSlot, urgent bool) {
-	pos, ok := v.ring.reserveRecord()
-	if !ok {
-		v.overflow()
-		return
-	}
-	(*crSlot)(v.ring.payload(pos)).load(r)
-	v.ring.publish(pos)
-	v.notify(urgent)
-}
-
 // senderWords are the words of a receive record that name the sender.
 type senderWords struct {
 	eid [2]uint64

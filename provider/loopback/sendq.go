@@ -336,24 +336,34 @@ func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CR
 	if st == provider.CRSuccess && w.Flags&provider.FlagSignaled == 0 {
 		return
 	}
-	// The slot's words are made here rather than through a provider.CR,
-	// whose fields written now would be read back in wider loads that
-	// cannot be forwarded and wait for every store before them: this
-	// runs right after the request's data went to a peer's lines.
+	// The slot's words are written in place, one store each, rather than
+	// built in a provider.CR or on the stack and copied: fields written
+	// just before would be read back in wider loads that cannot be
+	// forwarded and wait for every store before them, and this runs
+	// right after the request's data went to a peer's lines.
+	v := &q.jfc.view
+	pos, ok := v.ring.reserveRecord()
+	if !ok {
+		v.overflow()
+		return
+	}
 	var flags provider.CRFlags
 	if q.jetty != nil {
 		flags = provider.CRFlagJetty
 	}
-	var r crSlot
-	r.userCtx, r.word, r.lenLocal = w.UserCtx, seq, uint64(n)|uint64(q.id)<<32
-	r.kind = uint64(st) | uint64(w.Opcode)<<8 | uint64(flags)<<16
+	s := (*crSlot)(v.ring.payload(pos))
+	s.userCtx, s.word, s.lenLocal = w.UserCtx, seq, uint64(n)|uint64(q.id)<<32
+	s.kind = uint64(st) | uint64(w.Opcode)<<8 | uint64(flags)<<16
 	if rem != nil {
 		id := &rem.desc.ID
-		r.remoteEID[0] = binary.NativeEndian.Uint64(id.EID[:8])
-		r.remoteEID[1] = binary.NativeEndian.Uint64(id.EID[8:])
-		r.ids = uint64(id.UASID) | uint64(id.ID)<<32
+		s.remoteEID[0] = binary.NativeEndian.Uint64(id.EID[:8])
+		s.remoteEID[1] = binary.NativeEndian.Uint64(id.EID[8:])
+		s.ids = uint64(id.UASID) | uint64(id.ID)<<32
+	} else {
+		s.remoteEID[0], s.remoteEID[1], s.ids = 0, 0, 0
 	}
-	q.jfc.view.pushSlot(&r, st != provider.CRSuccess)
+	v.ring.publish(pos)
+	v.notify(st != provider.CRSuccess)
 }
 
 // fail completes a request with an error status and moves the queue to
