@@ -248,14 +248,22 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 // Senders that race for the receives of one JFR with post lists: a run
 // that loses the claim to another sender lets go of what it pinned and
 // tries again. Every message arrives once, each sender's in order, and
-// nothing stays pinned.
+// nothing stays pinned. With prepared SENDs, posted one at a time, the
+// race is for the short way (sendPrepared), which also reads a receive
+// before it claims it.
 func TestRunsContend(t *testing.T) {
 	for _, where := range []string{"same process", "other process"} {
-		t.Run(where, func(t *testing.T) { runsContend(t, where) })
+		for _, prepared := range []bool{false, true} {
+			name := where
+			if prepared {
+				name += "/prepared"
+			}
+			t.Run(name, func(t *testing.T) { runsContend(t, where, prepared) })
+		}
 	}
 }
 
-func runsContend(t *testing.T, where string) {
+func runsContend(t *testing.T, where string, prepared bool) {
 	a, b := scenarioContexts(t, where)
 	const senders, perSender, list, bufs = 4, 3000, 8, 64
 	rjfc, err := jetty.NewJFC(b, jetty.JFCConfig{Depth: 4 * bufs})
@@ -291,13 +299,38 @@ func runsContend(t *testing.T, where string) {
 			s := &sides[i]
 			wrs := make([]jetty.WR, list)
 			crs := make([]jetty.CR, 16)
+			var prs []*jetty.Prepared
+			if prepared {
+				for j := range list {
+					w := jetty.WR{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(uint64(j)*8, 8)}}
+					if j == list-1 {
+						w.Flags = jetty.Signaled
+					}
+					p, err := s.jfs.Prepare(w)
+					if err != nil {
+						errs <- err
+						return
+					}
+					prs = append(prs, p)
+				}
+			}
 			for k := 0; k < perSender; k += list {
 				for j := range wrs {
 					binary.NativeEndian.PutUint64(s.src.Bytes()[j*8:], uint64(i)<<32|uint64(k+j))
 					wrs[j] = jetty.WR{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(uint64(j)*8, 8)}}
 				}
 				wrs[list-1].Flags = jetty.Signaled
-				if err := s.jfs.Post(wrs); err != nil {
+				var err error
+				if prepared {
+					for _, p := range prs {
+						if err = p.Post(); err != nil {
+							break
+						}
+					}
+				} else {
+					err = s.jfs.Post(wrs)
+				}
+				if err != nil {
 					errs <- err
 					return
 				}
