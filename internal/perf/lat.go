@@ -142,6 +142,13 @@ func (r *run) postOne() error {
 	return nil
 }
 
+// progressEvery is how many iterations a latency loop runs between its
+// updates of the progress count, which a line a second reads. An atomic
+// store is an XCHG on amd64, a full fence, and it sat between the peer's
+// answer and the next post (no difference this machine resolves, but
+// nothing to pay for either).
+const progressEvery = 1024
+
 // latClient runs the client's latency loop into samples (nanoseconds of
 // each iteration: a round trip for write and send) and returns how many
 // it took; samples needs room for one more. Every request is signaled.
@@ -152,12 +159,6 @@ func (r *run) postOne() error {
 // the peer's answer and the next post, the critical path of a round trip,
 // it only reads the clock. Receives consumed are replaced after the post,
 // too, when another one is still posted for the peer's next message.
-// progressEvery is how many iterations a latency loop runs between its
-// updates of the progress count. An atomic store is an XCHG on amd64, a
-// full fence: once per iteration it waited, between the peer's answer and
-// the next post, for this side's last stores to reach the peer.
-const progressEvery = 1024
-
 func (r *run) latClient(samples []int64) (int, error) {
 	clock := startStopwatch()
 	e, op := r.e, r.e.cfg.Test.Op
