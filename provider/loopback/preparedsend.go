@@ -22,41 +22,32 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	if enterRQ(v) != provider.CRSuccess {
 		return false
 	}
+	defer leaveRQ(v)
 	r := v.ring
 	if provider.State(r.meta(metaState).Load()) != provider.StateReady {
-		leaveRQ(v)
 		return false
 	}
 	pos := atomic.LoadUint64(r.deq)
 	if atomic.LoadUint64(r.seq(pos)) != pos+1 {
-		leaveRQ(v)
 		return false
 	}
-	slot := (*recvSlot)(r.payload(pos))
 	sges := v.sges(pos)
 	if len(sges) != 1 {
-		leaveRQ(v)
 		return false
 	}
 	sg := &sges[0]
 	n := uint32(len(p.local))
 	ref := v.bufRef(sg.handle, sg.gen)
-	if ref == nil || ref.mem == nil || sg.length < n {
-		leaveRQ(v)
+	if ref == nil || ref.mem == nil || sg.length < n || ref.acquire() != provider.CRSuccess {
 		return false
 	}
-	if ref.acquire() != provider.CRSuccess {
-		leaveRQ(v)
-		return false
-	}
+	defer ref.release()
 	var dst span
-	userCtx := slot.userCtx
+	userCtx := (*recvSlot)(r.payload(pos)).userCtx
 	// Read before the claim, as a run's receives are (see deliverRun): if
 	// another sender claims the receive meanwhile, the CAS fails and what
 	// was read is dropped.
 	if !ref.span(sg.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
-		ref.release()
-		leaveRQ(v)
 		return false
 	}
 	prefetch.Write(unsafe.Pointer(r.seq(pos + 1)))
@@ -70,8 +61,6 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	} else {
 		v.jfc.overflow()
 	}
-	ref.release()
-	leaveRQ(v)
 	q.complete(w, seq, p.rem, provider.CRSuccess, n)
 	return true
 }
