@@ -184,6 +184,9 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	done, err := 0, verr
 	for done < valid {
 		pos, got := q.ring.reserveUpTo(valid - done)
+		if got == 0 && q.ring.awaitRelease() {
+			continue
+		}
 		if got == 0 {
 			err = provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
 			break

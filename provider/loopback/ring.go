@@ -1,7 +1,9 @@
 package loopback
 
 import (
+	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -140,6 +142,41 @@ func (r *ring) reserveUpTo(n int) (uint64, int) {
 			}
 			n = int(min(r.limit-used, uint64(got-1)))
 		}
+	}
+}
+
+// releaseWait bounds how long awaitRelease waits for a consumer to hand a
+// slot back: a running sender holds one for nanoseconds, a preempted one
+// for a scheduling slice; one that died holds it until the repair
+// (repairGrace), and the post then reports the ring full.
+const releaseWait = 20 * time.Millisecond
+
+// awaitRelease is for a producer that found no free slot: it tells whether
+// one is free now or soon. Consumers claim slots in order but may hand
+// them back out of order (a sender that claimed a receive is still copying
+// while the next one's sender has finished), so a ring whose count says it
+// has room can find its next slot still held. awaitRelease waits for that
+// slot's release, up to releaseWait; it returns false at once when the
+// ring is full by count (every slot published and not claimed).
+func (r *ring) awaitRelease() bool {
+	var deadline time.Time
+	for i := 0; ; i++ {
+		pos := atomic.LoadUint64(r.enq)
+		if pos-atomic.LoadUint64(r.deq) >= r.limit {
+			return false
+		}
+		if int64(atomic.LoadUint64(r.seq(pos))-pos) >= 0 {
+			return true // released, or taken by another producer: try again
+		}
+		if i%64 == 63 {
+			switch now := time.Now(); {
+			case deadline.IsZero():
+				deadline = now.Add(releaseWait)
+			case now.After(deadline):
+				return false
+			}
+		}
+		runtime.Gosched()
 	}
 }
 

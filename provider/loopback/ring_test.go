@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/urma-go/sdk/provider"
 )
@@ -393,4 +394,40 @@ func TestClaimRecordsBatches(t *testing.T) {
 		taken += n
 	}
 	wait()
+}
+
+// A receive ring whose consumers hand slots back out of order: the next
+// slot a producer needs is claimed and still held while a later one is
+// free. awaitRelease waits for it (a post of receives then succeeds, as
+// the count of outstanding receives says it should), and reports a ring
+// full by count at once.
+func TestRingAwaitRelease(t *testing.T) {
+	r, err := newRing("test", 4, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	pos, got := r.reserveUpTo(4)
+	for k := range got {
+		r.publish(pos + uint64(k))
+	}
+	if r.awaitRelease() {
+		t.Fatal("awaitRelease on a ring full of unclaimed slots said room")
+	}
+	first, _ := r.claim()
+	second, _ := r.claim()
+	r.release(second) // out of order: first is still held
+	if _, got := r.reserveUpTo(1); got != 0 {
+		t.Fatalf("reserveUpTo took %d while the next slot is held", got)
+	}
+	go func() {
+		time.Sleep(time.Millisecond)
+		r.release(first)
+	}()
+	if !r.awaitRelease() {
+		t.Fatal("awaitRelease gave up on a slot released after 1 ms")
+	}
+	if _, got := r.reserveUpTo(2); got != 2 {
+		t.Fatalf("after the release reserveUpTo(2) took %d", got)
+	}
 }
