@@ -92,3 +92,34 @@ func TestRecvRacingCloseReportsClosed(t *testing.T) {
 	restore()
 	require.NoError(t, jfr.Recv(buf.SGE(0, 64), 2))
 }
+
+// Close of a JFR unmaps its ring only once the posts of receives and the
+// deliveries of this process under way are out of it, whichever of the two
+// counts holds it, and nothing enters once Close has begun.
+func TestJFRCloseWaitsForPostsAndSenders(t *testing.T) {
+	for _, posting := range []bool{true, false} {
+		ctx := openLocal(t)
+		jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 16})
+		require.NoError(t, err)
+		jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 4, JFC: jfc})
+		require.NoError(t, err)
+		leave, ok := loopback.EnterJFR(jfr.Raw(), posting)
+		require.True(t, ok)
+		closed := make(chan error, 1)
+		go func() { closed <- jfr.Close() }()
+		select {
+		case err := <-closed:
+			t.Fatalf("posting=%v: Close returned (%v) with a caller inside", posting, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		_, ok = loopback.EnterJFR(jfr.Raw(), !posting)
+		require.False(t, ok, "posting=%v: a caller got in after Close began", posting)
+		leave()
+		select {
+		case err := <-closed:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("posting=%v: Close still waits after the caller left", posting)
+		}
+	}
+}

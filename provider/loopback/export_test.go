@@ -45,3 +45,14 @@ func MarkJFRClosing(j provider.JFR) func() {
 	q.setState(stateClosed)
 	return func() { q.setState(uint32(provider.StateReady)) }
 }
+
+// EnterJFR counts a caller into j, a JFR of this provider, as a post of
+// receives (posting) or a sender's delivery does, and returns its leave;
+// ok is false when j is closed and nothing was counted.
+func EnterJFR(j provider.JFR, posting bool) (leave func(), ok bool) {
+	q := j.(*jfrObj).recvq
+	if posting {
+		return func() { q.posting.n.Add(-1) }, q.posting.enter(&q.closed)
+	}
+	return q.leave, q.enter()
+}

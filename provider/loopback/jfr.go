@@ -52,10 +52,14 @@ type recvq struct {
 	ring        *ring
 	crFlags     provider.CRFlags
 	closed      atomic.Bool
-	// inflight counts senders of this process inside a delivery, and
-	// posts of receives, so that destroy does not unmap the ring under
-	// them.
-	inflight atomic.Int32
+	// senders counts senders of this process inside a delivery, and
+	// posting the posts of receives under way, so that destroy does not
+	// unmap the ring under them. Two counts on lines of their own: every
+	// message changes the first and every post the second, and with one
+	// count on a line the receiver also wrote, each message of a sender
+	// on another core waited twice for that line to come back.
+	senders lineCount
+	posting lineCount
 	// st mirrors the ring's state word where destroy does not unmap it,
 	// for the one-sided requests of this process, which check the state
 	// without entering the queue.
@@ -126,16 +130,29 @@ func (q *recvq) setState(s uint32) {
 
 // enter and leave bracket a delivery by a sender of this process, or a post
 // of receives.
-func (q *recvq) enter() bool {
-	q.inflight.Add(1)
-	if q.closed.Load() {
-		q.inflight.Add(-1)
+func (q *recvq) enter() bool { return q.senders.enter(&q.closed) }
+
+func (q *recvq) leave() { q.senders.n.Add(-1) }
+
+// lineCount is a count of callers inside a section that a close waits
+// out, alone on its cache line.
+type lineCount struct {
+	_ [64]byte
+	n atomic.Int32
+	_ [60]byte
+}
+
+// enter counts the caller in, unless closed is set: then it returns
+// false, counted out again. A close sets closed before it waits for the
+// count to drop to zero, so one of the two sees the other.
+func (c *lineCount) enter(closed *atomic.Bool) bool {
+	c.n.Add(1)
+	if closed.Load() {
+		c.n.Add(-1)
 		return false
 	}
 	return true
 }
-
-func (q *recvq) leave() { q.inflight.Add(-1) }
 
 // ownJFC checks that a JFC belongs to this context and is open.
 func (c *lbContext) ownJFC(p provider.JFC) (*jfc, error) {
@@ -160,10 +177,10 @@ func (v *rqView) sges(pos uint64) []recvSGE {
 func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	// Inside enter, a Close that runs meanwhile waits before it unmaps
 	// the ring this writes.
-	if !q.enter() {
+	if !q.posting.enter(&q.closed) {
 		return 0, errClosed("jfr")
 	}
-	defer q.leave()
+	defer q.posting.n.Add(-1)
 	switch st := q.state().Load(); {
 	case st == stateClosed:
 		// Closed after enter looked: a post racing Close reports the
@@ -307,7 +324,7 @@ func (q *recvq) destroy() {
 	// Peers that map the ring see the queue gone; senders of this process
 	// finish their delivery before the ring is unmapped.
 	q.setState(stateClosed)
-	for q.inflight.Load() > 0 {
+	for q.senders.n.Load() > 0 || q.posting.n.Load() > 0 {
 		runtime.Gosched()
 	}
 	q.flushPosted()

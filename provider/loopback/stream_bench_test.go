@@ -1,6 +1,8 @@
 package loopback_test
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/urma-go/sdk/jetty"
@@ -50,6 +52,64 @@ func BenchmarkSendStream8(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkSendStream8Cores is BenchmarkSendStream8 with the receiver on
+// its own goroutine, so on the other core: it keeps the JFR full and polls
+// the receives' records as urmactl perf's send_bw server does, while this
+// goroutine posts 8-byte prepared SENDs (one signaled in 64). ns/op is the
+// cost of one message across cores, the figure BenchmarkInboxStream8
+// (package-internal) compares with.
+func BenchmarkSendStream8Cores(b *testing.B) {
+	const batch = 16
+	p := newPair(b)
+	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}, Target: p.remote}
+	quiet, err := p.jfs.Prepare(w)
+	must(b, err)
+	w.Flags |= jetty.Signaled
+	loud, err := p.jfs.Prepare(w)
+	must(b, err)
+	recvs := make([]jetty.RecvWR, jetty.DefaultDepth)
+	for i := range recvs {
+		recvs[i] = jetty.RecvWR{Local: []jetty.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
+	}
+	_, err = p.jfr.Raw().PostRecv(recvs)
+	must(b, err)
+	var stop atomic.Bool
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		crs := make([]jetty.CR, batch)
+		for !stop.Load() {
+			n, err := p.jfcB.Poll(crs)
+			if err != nil || n == 0 {
+				continue
+			}
+			if _, err := p.jfr.Raw().PostRecv(recvs[:n]); err != nil {
+				panic(err)
+			}
+			got.Add(int64(n))
+		}
+	})
+	b.ReportAllocs()
+	sent := int64(0)
+	for b.Loop() {
+		sent++
+		pr := quiet
+		if sent%64 == 0 {
+			pr = loud
+		}
+		must(b, pr.Post())
+		if sent%64 == 0 && sent > 64 {
+			p.pollOne(b, p.jfcA)
+		}
+	}
+	for got.Load() < sent {
+	}
+	b.StopTimer()
+	stop.Store(true)
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mmsg/s")
 }
 
 // BenchmarkFAddPoll8 is urmactl perf's atomic_lat iteration in one
