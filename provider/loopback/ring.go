@@ -57,7 +57,14 @@ func physSlots(n int) int {
 func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(physSlots(n))*slotSize }
 
 func newRing(name string, n int, payload uintptr) (*ring, error) {
-	slotSize := slotSizeFor(payload)
+	return newRingOfSlots(name, n, slotSizeFor(payload))
+}
+
+// newRingOfSlots makes a ring of n slots of slotSize bytes each, the
+// sequence word included: a whole number of cache lines for queues whose
+// slots are written by one side and read by the other, or a fraction of
+// one for an inbox, where every slot moves the same way.
+func newRingOfSlots(name string, n int, slotSize uint64) (*ring, error) {
 	m, err := newMapping(name, ringBytes(n, slotSize), false)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,161 @@
+package loopback
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+)
+
+// An inbox is where senders leave small messages for a receive queue to
+// deliver itself, the first step of receiver-side SEND delivery (see
+// docs/send-delivery.md). It is a JFC-style ring (consumers never write
+// the cells, producers learn of free cells from deq) of 32-byte cells, so
+// that a cell line carries two messages and only moves from the sender's
+// core to the receiver's: a sender touches no line the receiver writes on
+// every message, and reads deq only when its last reading says the inbox
+// is full.
+//
+// A message is an entry of one or more consecutive cells. Each cell starts
+// with its sequence word, as every ring slot does, so that a cell left
+// from the ring's previous lap can never pass for a published one. The
+// first cell holds the message's header, its immediate data and its first
+// inboxHeadData bytes; each next cell inboxCellData more bytes.
+type inbox struct {
+	r *ring
+}
+
+const (
+	inboxCell     = 32            // bytes of a cell, its sequence word included
+	inboxHeadData = 8             // data bytes in an entry's first cell
+	inboxCellData = inboxCell - 8 // data bytes in each further cell
+	inboxMaxCells = 4             // the most cells one entry takes
+	inboxMaxData  = inboxHeadData + (inboxMaxCells-1)*inboxCellData
+)
+
+// inboxHeader describes a message: its length, its opcode and flags, and
+// the route (the sender's entry in the receive queue's route table, which
+// names it in the receive record).
+type inboxHeader struct {
+	len    uint32
+	route  uint16
+	opcode uint8
+	flags  uint8
+}
+
+func (h inboxHeader) word() uint64 {
+	return uint64(h.len) | uint64(h.route)<<32 | uint64(h.opcode)<<48 | uint64(h.flags)<<56
+}
+
+func headerOf(w uint64) inboxHeader {
+	return inboxHeader{len: uint32(w), route: uint16(w >> 32), opcode: uint8(w >> 48), flags: uint8(w >> 56)}
+}
+
+// inboxCells is how many cells a message of n bytes takes; n is at most
+// inboxMaxData.
+func inboxCells(n int) uint64 {
+	if n <= inboxHeadData {
+		return 1
+	}
+	return 1 + uint64(n-inboxHeadData+inboxCellData-1)/inboxCellData
+}
+
+// newInbox makes an inbox of cells cells (rounded up to a power of two).
+func newInbox(name string, cells int) (*inbox, error) {
+	r, err := newRingOfSlots(name, cells, inboxCell)
+	if err != nil {
+		return nil, err
+	}
+	return &inbox{r: r}, nil
+}
+
+func (b *inbox) close() { b.r.close() }
+
+// cell returns the three payload words of the cell at pos.
+func (b *inbox) cell(pos uint64) *[3]uint64 { return (*[3]uint64)(b.r.payload(pos)) }
+
+// put leaves a message of header h, immediate data imm and bytes data
+// (len(data) at most inboxMaxData, and h.len set to it) and returns its
+// position; false when the inbox has no room for it, and nothing was
+// written. Any number of producers, in any process, may put at once.
+func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
+	k := inboxCells(len(data))
+	pos, ok := b.r.reserveRecords(k)
+	if !ok {
+		return 0, false
+	}
+	head := b.cell(pos)
+	head[0], head[1] = h.word(), imm
+	rest := data
+	if len(rest) >= inboxHeadData {
+		head[2] = binary.NativeEndian.Uint64(rest)
+		rest = rest[inboxHeadData:]
+	} else {
+		head[2] = partialWord(rest)
+		rest = nil
+	}
+	for i := uint64(1); i < k; i++ {
+		c := (*[inboxCellData]byte)(b.r.payload(pos + i))
+		n := copy(c[:], rest)
+		rest = rest[n:]
+		b.r.publish(pos + i)
+	}
+	// The first cell last: a consumer that sees it published sees the
+	// rest published too (stores are seen in order).
+	b.r.publish(pos)
+	return pos, true
+}
+
+// partialWord packs up to 8 bytes into a word, in memory order.
+func partialWord(p []byte) uint64 {
+	var w [8]byte
+	copy(w[:], p)
+	return binary.NativeEndian.Uint64(w[:])
+}
+
+// inboxEntry is a message a consumer found: where it starts, how many
+// cells it takes, and its header and immediate data.
+type inboxEntry struct {
+	pos   uint64
+	cells uint64
+	hdr   inboxHeader
+	imm   uint64
+}
+
+// peek reads the entry at pos into e; false when none is published there
+// yet, or when a faulty peer wrote a header no producer writes (then the
+// inbox is stuck at pos, as a JFC ring is at a slot never published).
+func (b *inbox) peek(pos uint64, e *inboxEntry) bool {
+	if atomic.LoadUint64(b.r.seq(pos)) != pos+1 {
+		return false
+	}
+	head := b.cell(pos)
+	e.pos, e.hdr, e.imm = pos, headerOf(head[0]), head[1]
+	if e.hdr.len > inboxMaxData {
+		return false
+	}
+	e.cells = inboxCells(int(e.hdr.len))
+	return true
+}
+
+// copyOut copies the message of e into dst (at most len(dst) bytes) and
+// returns how many bytes it copied.
+func (b *inbox) copyOut(e *inboxEntry, dst []byte) int {
+	n := min(len(dst), int(e.hdr.len))
+	if n == 0 {
+		return 0
+	}
+	first := (*[inboxHeadData]byte)(unsafe.Pointer(&b.cell(e.pos)[2]))
+	done := copy(dst[:n], first[:])
+	for i := uint64(1); done < n; i++ {
+		c := (*[inboxCellData]byte)(b.r.payload(e.pos + i))
+		done += copy(dst[done:n], c[:])
+	}
+	return n
+}
+
+// consume gives the cells before pos back to producers: every entry before
+// it has been read. One consumer at a time (the caller's to arrange).
+func (b *inbox) consume(pos uint64) { atomic.StoreUint64(b.r.deq, pos) }
+
+// head is the position of the oldest entry not yet consumed.
+func (b *inbox) head() uint64 { return atomic.LoadUint64(b.r.deq) }
