@@ -27,7 +27,10 @@ const spinClock = 16
 // CPU. A JFC without a JFCE (polling mode) spins until a record arrives,
 // whatever spinFor says. While spinning it yields to Go's scheduler once
 // every few milliseconds, by the clock (see the ib provider's notes on
-// busy polling).
+// busy polling), and, once a wait has lasted spin.OSYield, its core to
+// the operating system's other threads every spin.OSYield: a peer process
+// on the same core then gets to run within that time, not at the end of
+// the kernel's time slice.
 //
 // It returns ctx's error once ctx is done, noticed at those yields and
 // within 100 ms of sleep. A record with an error status is returned like
@@ -37,11 +40,13 @@ func (j *JFC) PollWait(ctx context.Context, crs []CR, spinFor time.Duration) (in
 		return 0, opErr("poll jfc", provider.Errorf(urma.ErrInvalid, "no room for records"))
 	}
 	var start time.Duration
+	var wait spin.Wait
 	for i := 0; ; i++ {
 		n, err := j.Poll(crs)
 		if n > 0 || err != nil {
 			return n, err
 		}
+		wait.Idle()
 		if j.pace.Tick() {
 			if err := ctx.Err(); err != nil {
 				return 0, err

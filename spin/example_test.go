@@ -31,3 +31,20 @@ func ExamplePacer() {
 	fmt.Println("peer wrote", word.Load())
 	// Output: peer wrote 42
 }
+
+func ExampleWait() {
+	var word atomic.Uint32 // stands for a word the peer process WRITEs
+	go func() {
+		time.Sleep(time.Millisecond)
+		word.Store(7)
+	}()
+
+	var p spin.Pacer
+	var w spin.Wait // one per wait: a long one gives the core away now and then
+	for word.Load() == 0 {
+		w.Idle()
+		p.Tick()
+	}
+	fmt.Println("peer wrote", word.Load())
+	// Output: peer wrote 7
+}

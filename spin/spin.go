@@ -14,6 +14,10 @@
 // both: in the test VM, ib write_lat went from about 3x perftest's median
 // to 1.7-2.6x (two runs; the guest is noisy). The yield is also what lets a stop-the-world reach a
 // loop that only reads memory under GODEBUG=asyncpreemptoff=1.
+//
+// A Wait paces one wait for the other end: past OSYield it gives the
+// core to the operating system's other threads now and then, for a peer
+// process that may share the core.
 package spin
 
 import (

@@ -87,7 +87,9 @@ func wlat(ctx context.Context, w io.Writer, p *peer, o options, remote ad, serve
 			want = i - 1
 		}
 		if want > 0 {
+			var wait spin.Wait // gives the core away in a long wait
 			for firstByte(poll) != byte(want) {
+				wait.Idle()
 				if pace.Tick() && ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -105,7 +107,9 @@ func wlat(ctx context.Context, w io.Writer, p *peer, o options, remote ad, serve
 	}
 	if !server {
 		// The server's last write.
+		var wait spin.Wait
 		for firstByte(poll) != byte(o.count) {
+			wait.Idle()
 			if pace.Tick() && ctx.Err() != nil {
 				return ctx.Err()
 			}

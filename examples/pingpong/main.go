@@ -175,6 +175,7 @@ func (s *side) next() (jetty.CR, error) {
 		return cr, cr.Err()
 	}
 	deadline := time.Now().Add(waitLimit)
+	var wait spin.Wait // gives the core away in a long wait
 	for {
 		n, err := s.jfc.Poll(s.crs)
 		if err != nil {
@@ -199,6 +200,7 @@ func (s *side) next() (jetty.CR, error) {
 		}
 		// A busy loop yields to the scheduler by the clock (see package
 		// spin), and that is when it looks at its deadline.
+		wait.Idle()
 		if s.pace.Tick() && time.Now().After(deadline) {
 			return jetty.CR{}, fmt.Errorf("no completion in %v", waitLimit)
 		}

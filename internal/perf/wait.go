@@ -50,9 +50,12 @@ func watchLast(b []byte) byteWatch {
 
 func (w byteWatch) load() byte { return byte(atomic.LoadUint32(w.word) >> w.shift) }
 
-// await spins until the watched byte is v, or ctx ends.
+// await spins until the watched byte is v, or ctx ends; a long wait gives
+// the core away now and then (spin.Wait), for a peer that shares it.
 func (w byteWatch) await(ctx context.Context, v byte, p *spin.Pacer) error {
+	var wait spin.Wait
 	for w.load() != v {
+		wait.Idle()
 		if p.Tick() && ctx.Err() != nil {
 			return errStopped
 		}

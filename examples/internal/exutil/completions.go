@@ -84,6 +84,7 @@ func (c *Completions) NextRef(ctx context.Context, limit time.Duration) (*jetty.
 	// The clock is read once the pacer says a while has passed, not on
 	// every call: a busy caller takes a record almost every time.
 	var deadline time.Time
+	var wait spin.Wait // gives the core away in a long wait
 	for {
 		n, err := c.JFC.Poll(c.crs)
 		if err != nil {
@@ -93,6 +94,7 @@ func (c *Completions) NextRef(ctx context.Context, limit time.Duration) (*jetty.
 			c.queued = c.crs[1:n]
 			return &c.crs[0], c.crs[0].Err()
 		}
+		wait.Idle()
 		if c.pace.Tick() || c.Event() {
 			if err := ctx.Err(); err != nil {
 				return nil, err

@@ -1,0 +1,55 @@
+package spin
+
+import "time"
+
+// OSYield is how long one wait spins before it lets other threads have its
+// core, and then how often it does. A busy-polling loop that shares its
+// core with the process it waits for (two processes pinned to one core, or
+// more spinning threads than cores) otherwise holds the core until the
+// kernel preempts it, a slice of milliseconds, and every hand-off between
+// the two costs that: urmactl perf send_bw with both sides on one core
+// moved 0.08-0.19 million messages a second, and a yield every OSYield
+// brings it to 1.5-2.3 million (write_lat: 3.6 ms to 57 us). A wait that
+// ends within OSYield, as every wait of a latency or bandwidth loop
+// between two cores does, never yields, so it pays nothing.
+// runtime.Gosched cannot do this: it yields only to goroutines of the
+// same process.
+const OSYield = 50 * time.Microsecond
+
+// waitCheck is how many idle turns pass between clock reads: a wait of a
+// latency loop (a hundred nanoseconds, tens of turns) reads no clock,
+// which on its critical path would delay seeing the peer's answer.
+const waitCheck = 1024
+
+// Wait paces one wait of a polling loop: make one (the zero value) when the
+// wait begins and call Idle on each turn that found nothing. It is not for
+// concurrent use; a Pacer paces a loop as a whole.
+type Wait struct {
+	n       uint32
+	started bool
+	next    time.Duration // when Idle yields next
+}
+
+// Idle counts one fruitless turn. Once the wait has lasted OSYield it
+// yields the core to the operating system's other threads (sched_yield),
+// and again each OSYield after that; it reports whether it did.
+func (w *Wait) Idle() bool {
+	w.n++
+	if w.n%waitCheck != 0 {
+		return false
+	}
+	now := Now()
+	if !w.started {
+		w.started, w.next = true, now+OSYield
+		return false
+	}
+	if now < w.next {
+		return false
+	}
+	osYield()
+	w.next = Now() + OSYield
+	return true
+}
+
+// osYield is a variable so that tests can count the yields.
+var osYield = yieldCore
