@@ -1,6 +1,10 @@
 package loopback
 
-import "github.com/urma-go/sdk/provider"
+import (
+	"sync/atomic"
+
+	"github.com/urma-go/sdk/provider"
+)
 
 // SetRuns turns the delivery of SEND runs (sendrun.go) on or off, so that a
 // test can compare a post list delivered in runs with the same list
@@ -55,4 +59,72 @@ func EnterJFR(j provider.JFR, posting bool) (leave func(), ok bool) {
 		return func() { q.posting.n.Add(-1) }, q.posting.enter(&q.closed)
 	}
 	return q.leave, q.enter()
+}
+
+// InboxSource is an inbox for a cross-process benchmark: this process puts
+// messages, a peer process opens FD through /proc and drains them.
+type InboxSource struct {
+	FD  int
+	box *inbox
+}
+
+// NewInboxSource makes an inbox of cells cells.
+func NewInboxSource(cells int) (*InboxSource, error) {
+	b, err := newInbox("bench-inbox", cells)
+	if err != nil {
+		return nil, err
+	}
+	return &InboxSource{FD: b.r.m.fd, box: b}, nil
+}
+
+// Put leaves msg as a SEND, spinning while the inbox is full.
+func (s *InboxSource) Put(msg []byte) {
+	h := inboxHeader{len: uint32(len(msg)), opcode: uint8(provider.OpSend)}
+	for {
+		if _, ok := s.box.put(h, 0, msg); ok {
+			return
+		}
+	}
+}
+
+// Drained tells whether the consumer has read every message put.
+func (s *InboxSource) Drained() bool { return s.box.head() == atomic.LoadUint64(s.box.r.enq) }
+
+// Close unmaps the inbox.
+func (s *InboxSource) Close() { s.box.close() }
+
+// DrainInbox maps the inbox of cells cells whose memfd fd is (of this
+// process, opened from the source's /proc entry) and consumes its messages
+// as a receive queue delivering its own would: each copied into a buffer
+// and made into a record, up to 16 a turn, until stop closes.
+func DrainInbox(fd int, cells int, stop <-chan struct{}) error {
+	box, err := attachInbox(fd, cells)
+	if err != nil {
+		return err
+	}
+	defer box.close()
+	var crs [16]provider.CR
+	buf := make([]byte, inboxMaxData)
+	for turn := 0; ; turn++ {
+		pos, n := box.head(), 0
+		var e inboxEntry
+		for n < len(crs) && box.peek(pos, &e) {
+			c := &crs[n]
+			c.Len = uint32(box.copyOut(&e, buf))
+			c.Opcode, c.Imm, c.UserCtx = provider.Opcode(e.hdr.opcode), e.imm, pos
+			pos += e.cells
+			n++
+		}
+		if n > 0 {
+			box.consume(pos)
+			continue
+		}
+		if turn%1024 == 0 {
+			select {
+			case <-stop:
+				return nil
+			default:
+			}
+		}
+	}
 }

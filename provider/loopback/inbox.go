@@ -68,6 +68,16 @@ func newInbox(name string, cells int) (*inbox, error) {
 	return &inbox{r: r}, nil
 }
 
+// attachInbox maps an inbox of cells cells that another process made and
+// passed as fd (closed here, whatever happens).
+func attachInbox(fd int, cells int) (*inbox, error) {
+	r, err := attachRing(fd, cells, inboxCell)
+	if err != nil {
+		return nil, err
+	}
+	return &inbox{r: r}, nil
+}
+
 func (b *inbox) close() { b.r.close() }
 
 // cell returns the three payload words of the cell at pos.

@@ -14,7 +14,10 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
@@ -70,6 +73,18 @@ func benchPeer(role string, in *bufio.Reader, out io.Writer) error {
 	case "recv":
 		go func() { io.Copy(io.Discard, in); close(stop) }()
 		return recvLoop(jfr, jfc, seg, stop)
+	case "inbox":
+		// The parent's pid, its inbox's memfd and the cell count.
+		var pid, fd, cells int
+		if _, err := fmt.Fscan(in, &pid, &fd, &cells); err != nil {
+			return err
+		}
+		own, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		go func() { io.Copy(io.Discard, in); close(stop) }()
+		return loopback.DrainInbox(own, cells, stop)
 	case "pong":
 		var sd, jd string
 		if _, err := fmt.Fscan(in, &sd, &jd); err != nil {
@@ -354,5 +369,61 @@ func BenchmarkXProcSendRate8(b *testing.B) {
 		in.reap(b, &out, 63)
 	}
 	in.reap(b, &out, 0)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mmsg/s")
+}
+
+// BenchmarkXProcSendPrepared8 is urmactl perf send_bw's loop across two
+// processes: 8-byte prepared SENDs, one signaled in 64, into a JFR the
+// peer keeps stocked.
+func BenchmarkXProcSendPrepared8(b *testing.B) {
+	p := startBenchPeer(b, "recv")
+	in := newInitiator(b, p, 20*time.Microsecond)
+	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{in.local.SGE(0, 8)}, Target: in.remote}
+	quiet, err := in.jfs.Prepare(w)
+	must(b, err)
+	w.Flags |= jetty.Signaled
+	loud, err := in.jfs.Prepare(w)
+	must(b, err)
+	out, sent := 0, 0
+	for b.Loop() {
+		sent++
+		if sent%64 != 0 {
+			must(b, quiet.Post())
+			continue
+		}
+		must(b, loud.Post())
+		out++
+		in.reap(b, &out, 3)
+	}
+	in.reap(b, &out, 0)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mmsg/s")
+}
+
+// BenchmarkXProcInbox8 streams 8-byte messages through an inbox (see
+// docs/send-delivery.md) to a peer process that drains it, making a record
+// of each: the transport of receiver-side delivery across processes, next
+// to BenchmarkXProcSendPrepared8.
+func BenchmarkXProcInbox8(b *testing.B) {
+	const cells = 1024
+	p := startBenchPeer(b, "inbox")
+	src, err := loopback.NewInboxSource(cells)
+	must(b, err)
+	defer src.Close()
+	fmt.Fprintln(p.stdin, os.Getpid(), src.FD, cells)
+	msg := make([]byte, 8)
+	// Untimed: the peer maps the inbox and the first laps fault pages in.
+	for range 4 * cells {
+		src.Put(msg)
+	}
+	for !src.Drained() {
+		runtime.Gosched()
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		src.Put(msg)
+	}
+	for !src.Drained() {
+	}
+	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mmsg/s")
 }
