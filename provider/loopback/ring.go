@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/urma-go/sdk/spin"
 )
 
 // ring is a bounded multi-producer multi-consumer queue of fixed-size slots
@@ -167,6 +169,7 @@ const releaseWait = 20 * time.Millisecond
 // ring is full by count (every slot published and not claimed).
 func (r *ring) awaitRelease() bool {
 	var deadline time.Time
+	var wait spin.Wait // the claimer may be a process on this core
 	for i := 0; ; i++ {
 		pos := atomic.LoadUint64(r.enq)
 		if pos-atomic.LoadUint64(r.deq) >= r.limit {
@@ -183,6 +186,7 @@ func (r *ring) awaitRelease() bool {
 				return false
 			}
 		}
+		wait.Idle()
 		runtime.Gosched()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/spin"
 )
 
 // segment is registered memory. Accesses from any goroutine or process take
@@ -161,7 +162,9 @@ func (s *segment) destroy() {
 	ent.state.Store(segDead)
 	quiesceProcess()
 	deadline := time.Now().Add(drainTimeout)
+	var wait spin.Wait // the accessor may be a process on this core
 	for inflight.Load() > 0 && time.Now().Before(deadline) {
+		wait.Idle()
 		runtime.Gosched()
 	}
 	drained := inflight.Load() <= 0
