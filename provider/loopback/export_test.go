@@ -1,6 +1,8 @@
 package loopback
 
 import (
+	"bytes"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
@@ -78,13 +80,63 @@ func NewInboxSource(cells int) (*InboxSource, error) {
 }
 
 // Put leaves msg as a SEND, spinning while the inbox is full.
-func (s *InboxSource) Put(msg []byte) {
-	h := inboxHeader{len: uint32(len(msg)), opcode: uint8(provider.OpSend)}
+func (s *InboxSource) Put(msg []byte) { s.PutImm(0, msg) }
+
+// PutImm leaves msg as a SEND_IMM with immediate data imm, spinning while
+// the inbox is full.
+func (s *InboxSource) PutImm(imm uint64, msg []byte) {
+	h := inboxHeader{len: uint32(len(msg)), opcode: uint8(provider.OpSendImm)}
 	for {
-		if _, ok := s.box.put(h, 0, msg); ok {
+		if _, ok := s.box.put(h, imm, msg); ok {
 			return
 		}
 	}
+}
+
+// TryPutImm is PutImm that gives up at once when the inbox is full.
+func (s *InboxSource) TryPutImm(imm uint64, msg []byte) bool {
+	h := inboxHeader{len: uint32(len(msg)), opcode: uint8(provider.OpSendImm)}
+	_, ok := s.box.put(h, imm, msg)
+	return ok
+}
+
+// InboxMaxData is the longest message an inbox entry holds.
+const InboxMaxData = inboxMaxData
+
+// InboxCheckMsg is the message PutImm leaves as number i in
+// CheckInbox's stream: i % (InboxMaxData+1) bytes, byte k being i+k.
+func InboxCheckMsg(i uint64) []byte {
+	p := make([]byte, i%(inboxMaxData+1))
+	for k := range p {
+		p[k] = byte(i + uint64(k))
+	}
+	return p
+}
+
+// CheckInbox maps the inbox of cells cells whose memfd fd is and reads n
+// messages from it, which must be InboxCheckMsg(0) .. InboxCheckMsg(n-1)
+// in order, with their numbers as immediate data.
+func CheckInbox(fd int, cells int, n uint64) error {
+	box, err := attachInbox(fd, cells)
+	if err != nil {
+		return err
+	}
+	defer box.close()
+	buf := make([]byte, inboxMaxData)
+	for i := uint64(0); i < n; {
+		pos := box.head()
+		var e inboxEntry
+		if !box.peek(pos, &e) {
+			continue
+		}
+		got := buf[:box.copyOut(&e, buf)]
+		if want := InboxCheckMsg(i); e.imm != i || !bytes.Equal(got, want) {
+			return fmt.Errorf("message %d: imm %d, %x; want %x", i, e.imm, got, want)
+		}
+		box.consume(pos + e.cells)
+		i++
+	}
+	return nil
 }
 
 // Drained tells whether the consumer has read every message put.

@@ -85,6 +85,23 @@ func benchPeer(role string, in *bufio.Reader, out io.Writer) error {
 		}
 		go func() { io.Copy(io.Discard, in); close(stop) }()
 		return loopback.DrainInbox(own, cells, stop)
+	case "inbox-check":
+		var pid, fd, cells int
+		var n uint64
+		if _, err := fmt.Fscan(in, &pid, &fd, &cells, &n); err != nil {
+			return err
+		}
+		own, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		if err := loopback.CheckInbox(own, cells, n); err != nil {
+			fmt.Fprintln(out, "fail:", err)
+		} else {
+			fmt.Fprintln(out, "ok")
+		}
+		io.Copy(io.Discard, in)
+		return nil
 	case "pong":
 		var sd, jd string
 		if _, err := fmt.Fscan(in, &sd, &jd); err != nil {
@@ -224,6 +241,7 @@ func unhex(s string, v interface{ UnmarshalBinary([]byte) error }) error {
 type benchPeerProc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
+	out   *bufio.Reader // the peer's stdout, past the descriptors
 	seg   segment.Descriptor
 	jfr   jetty.Descriptor
 }
@@ -254,7 +272,8 @@ func startBenchPeer(tb testing.TB, role string) *benchPeerProc {
 		}
 	})
 	var sd, jd string
-	if _, err := fmt.Fscan(bufio.NewReader(stdout), &sd, &jd); err != nil {
+	p.out = bufio.NewReader(stdout)
+	if _, err := fmt.Fscan(p.out, &sd, &jd); err != nil {
 		tb.Fatalf("bench peer: %v", err)
 	}
 	must(tb, unhex(sd, &p.seg))

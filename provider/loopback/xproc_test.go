@@ -3,6 +3,7 @@ package loopback_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -519,4 +520,29 @@ func TestConformanceCrossProcess(t *testing.T) {
 		require.NoError(t, err)
 		return a, b
 	}})
+}
+
+// An inbox made by this process carries messages of every length to a
+// process that maps it, whole and in order, over many laps of the ring.
+func TestXProcInbox(t *testing.T) {
+	const cells, n = 64, 20000
+	p := startBenchPeer(t, "inbox-check")
+	src, err := loopback.NewInboxSource(cells)
+	require.NoError(t, err)
+	defer src.Close()
+	fmt.Fprintln(p.stdin, os.Getpid(), src.FD, cells, n)
+	// A peer that stopped reading (it found a bad message) leaves the
+	// inbox full: the sender then stops too and reports what it said.
+	deadline := time.Now().Add(10 * time.Second)
+	for i := uint64(0); i < n && time.Now().Before(deadline); {
+		if src.TryPutImm(i, loopback.InboxCheckMsg(i)) {
+			i++
+		}
+	}
+	line := "\n" // the end of the descriptors' line comes first
+	for line == "\n" {
+		line, err = p.out.ReadString('\n')
+		require.NoError(t, err)
+	}
+	require.Equal(t, "ok\n", line)
 }
