@@ -158,17 +158,7 @@ func DrainInbox(fd int, cells int, stop <-chan struct{}) error {
 	var crs [16]provider.CR
 	buf := make([]byte, inboxMaxData)
 	for turn := 0; ; turn++ {
-		pos, n := box.head(), 0
-		var e inboxEntry
-		for n < len(crs) && box.peek(pos, &e) {
-			c := &crs[n]
-			c.Len = uint32(box.copyOut(&e, buf))
-			c.Opcode, c.Imm, c.UserCtx = provider.Opcode(e.hdr.opcode), e.imm, pos
-			pos += e.cells
-			n++
-		}
-		if n > 0 {
-			box.consume(pos)
+		if drainTurn(box, crs[:], buf) > 0 {
 			continue
 		}
 		if turn%1024 == 0 {

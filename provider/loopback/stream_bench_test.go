@@ -18,11 +18,7 @@ func BenchmarkSendStream8(b *testing.B) {
 	const batch = 16
 	p := newPair(b)
 	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}, Target: p.remote}
-	quiet, err := p.jfs.Prepare(w)
-	must(b, err)
-	w.Flags |= jetty.Signaled
-	loud, err := p.jfs.Prepare(w)
-	must(b, err)
+	quiet, loud := prepareQuietLoud(b, p.jfs, w)
 	recvs := make([]jetty.RecvWR, batch)
 	for i := range recvs {
 		recvs[i] = jetty.RecvWR{Local: []jetty.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
@@ -64,16 +60,12 @@ func BenchmarkSendStream8Cores(b *testing.B) {
 	const batch = 16
 	p := newPair(b)
 	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}, Target: p.remote}
-	quiet, err := p.jfs.Prepare(w)
-	must(b, err)
-	w.Flags |= jetty.Signaled
-	loud, err := p.jfs.Prepare(w)
-	must(b, err)
+	quiet, loud := prepareQuietLoud(b, p.jfs, w)
 	recvs := make([]jetty.RecvWR, jetty.DefaultDepth)
 	for i := range recvs {
 		recvs[i] = jetty.RecvWR{Local: []jetty.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
 	}
-	_, err = p.jfr.Raw().PostRecv(recvs)
+	_, err := p.jfr.Raw().PostRecv(recvs)
 	must(b, err)
 	var stop atomic.Bool
 	var got atomic.Int64
@@ -124,4 +116,15 @@ func BenchmarkFAddPoll8(b *testing.B) {
 		must(b, pr.Post())
 		p.pollOne(b, p.jfcA)
 	}
+}
+
+// prepareQuietLoud prepares w on jfs twice, unsignaled and signaled, as
+// urmactl perf's bandwidth loops signal one request in many.
+func prepareQuietLoud(tb testing.TB, jfs *jetty.JFS, w jetty.WR) (quiet, loud *jetty.Prepared) {
+	quiet, err := jfs.Prepare(w)
+	must(tb, err)
+	w.Flags |= jetty.Signaled
+	loud, err = jfs.Prepare(w)
+	must(tb, err)
+	return quiet, loud
 }

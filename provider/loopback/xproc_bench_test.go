@@ -398,11 +398,7 @@ func BenchmarkXProcSendPrepared8(b *testing.B) {
 	p := startBenchPeer(b, "recv")
 	in := newInitiator(b, p, 20*time.Microsecond)
 	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{in.local.SGE(0, 8)}, Target: in.remote}
-	quiet, err := in.jfs.Prepare(w)
-	must(b, err)
-	w.Flags |= jetty.Signaled
-	loud, err := in.jfs.Prepare(w)
-	must(b, err)
+	quiet, loud := prepareQuietLoud(b, in.jfs, w)
 	out, sent := 0, 0
 	for b.Loop() {
 		sent++
