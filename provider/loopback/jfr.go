@@ -128,8 +128,8 @@ func (q *recvq) setState(s uint32) {
 	q.state().Store(s)
 }
 
-// enter and leave bracket a delivery by a sender of this process, or a post
-// of receives.
+// enter and leave bracket a delivery by a sender of this process (a post of
+// receives counts in posting).
 func (q *recvq) enter() bool { return q.senders.enter(&q.closed) }
 
 func (q *recvq) leave() { q.senders.n.Add(-1) }
