@@ -58,7 +58,7 @@ func MarkJFRClosing(j provider.JFR) func() {
 func EnterJFR(j provider.JFR, posting bool) (leave func(), ok bool) {
 	q := j.(*jfrObj).recvq
 	if posting {
-		return func() { q.posting.n.Add(-1) }, q.posting.enter(&q.closed)
+		return q.posting.leave, q.posting.enter(&q.closed)
 	}
 	return q.leave, q.enter()
 }

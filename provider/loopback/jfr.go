@@ -132,7 +132,7 @@ func (q *recvq) setState(s uint32) {
 // receives counts in posting).
 func (q *recvq) enter() bool { return q.senders.enter(&q.closed) }
 
-func (q *recvq) leave() { q.senders.n.Add(-1) }
+func (q *recvq) leave() { q.senders.leave() }
 
 // lineCount is a count of callers inside a section that a close waits
 // out, alone on its cache line.
@@ -141,6 +141,9 @@ type lineCount struct {
 	n atomic.Int32
 	_ [60]byte
 }
+
+// leave counts the caller out.
+func (c *lineCount) leave() { c.n.Add(-1) }
 
 // enter counts the caller in, unless closed is set: then it returns
 // false, counted out again. A close sets closed before it waits for the
@@ -180,7 +183,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	if !q.posting.enter(&q.closed) {
 		return 0, errClosed("jfr")
 	}
-	defer q.posting.n.Add(-1)
+	defer q.posting.leave()
 	switch st := q.state().Load(); {
 	case st == stateClosed:
 		// Closed after enter looked: a post racing Close reports the

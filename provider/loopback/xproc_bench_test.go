@@ -74,25 +74,19 @@ func benchPeer(role string, in *bufio.Reader, out io.Writer) error {
 		go func() { io.Copy(io.Discard, in); close(stop) }()
 		return recvLoop(jfr, jfc, seg, stop)
 	case "inbox":
-		// The parent's pid, its inbox's memfd and the cell count.
-		var pid, fd, cells int
-		if _, err := fmt.Fscan(in, &pid, &fd, &cells); err != nil {
-			return err
-		}
-		own, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
+		own, cells, err := openParentInbox(in)
 		if err != nil {
 			return err
 		}
 		go func() { io.Copy(io.Discard, in); close(stop) }()
 		return loopback.DrainInbox(own, cells, stop)
 	case "inbox-check":
-		var pid, fd, cells int
-		var n uint64
-		if _, err := fmt.Fscan(in, &pid, &fd, &cells, &n); err != nil {
+		own, cells, err := openParentInbox(in)
+		if err != nil {
 			return err
 		}
-		own, err := unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), unix.O_RDWR|unix.O_CLOEXEC, 0)
-		if err != nil {
+		var n uint64
+		if _, err := fmt.Fscan(in, &n); err != nil {
 			return err
 		}
 		if err := loopback.CheckInbox(own, cells, n); err != nil {
@@ -119,6 +113,17 @@ func benchPeer(role string, in *bufio.Reader, out io.Writer) error {
 		return pongLoop(ctx, seg, jfc, pd, pj, stop)
 	}
 	return fmt.Errorf("unknown role %q", role)
+}
+
+// openParentInbox reads the parent's pid, its inbox's memfd and the cell
+// count from in, and opens that memfd through /proc for this process.
+func openParentInbox(in io.Reader) (fd, cells int, err error) {
+	var pid, parentFD int
+	if _, err := fmt.Fscan(in, &pid, &parentFD, &cells); err != nil {
+		return -1, 0, err
+	}
+	fd, err = unix.Open(fmt.Sprintf("/proc/%d/fd/%d", pid, parentFD), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	return fd, cells, err
 }
 
 // recvLoop keeps the JFR stocked with 8-byte receives and counts nothing:
