@@ -240,9 +240,11 @@ func (c *lbContext) registerSendq(q *sendq) {
 	tab[q.id] = q
 	c.sendqs.Store(&tab)
 	trackSendq(q)
+	q.jfc.inboxSQs.add(q)
 }
 
 func (c *lbContext) unregisterSendq(q *sendq) {
+	q.jfc.inboxSQs.remove(q)
 	untrackSendq(q)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -64,15 +64,20 @@ func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
 // recvFlags returns the flags and immediate data of the record of a
 // receive of v that the request w consumed.
 func recvFlags(w *provider.WR, v *rqView) (provider.CRFlags, uint64) {
-	flags, imm := provider.CRFlagRecv|v.crFlags, uint64(0)
-	if w.Flags&provider.FlagSolicited != 0 {
+	return recvFlagsOf(w.Opcode, w.Flags&provider.FlagSolicited != 0, w.Imm, v)
+}
+
+// recvFlagsOf is recvFlags for a message known by its opcode, whether it
+// was solicited and its immediate data.
+func recvFlagsOf(op provider.Opcode, solicited bool, imm uint64, v *rqView) (provider.CRFlags, uint64) {
+	flags := provider.CRFlagRecv | v.crFlags
+	if solicited {
 		flags |= provider.CRFlagSolicited
 	}
-	if w.Opcode != provider.OpSend {
-		flags |= provider.CRFlagImm
-		imm = w.Imm
+	if op == provider.OpSend {
+		return flags, 0
 	}
-	return flags, imm
+	return flags | provider.CRFlagImm, imm
 }
 
 // remoteSpan acquires the remote range into s if the segment grants need;

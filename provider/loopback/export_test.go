@@ -170,3 +170,12 @@ func DrainInbox(fd int, cells int, stop <-chan struct{}) error {
 		}
 	}
 }
+
+// SetInbox turns receiver-side delivery through inboxes (inboxsend.go) on
+// or off, so that a test can compare the two ways. Only for tests, and only
+// while no post is under way.
+func SetInbox(on bool) { inboxOff = !on }
+
+// InboxConsumed returns how many cells of j's inbox (j a JFR of this provider)
+// have been consumed: a test's proof that its messages went that way.
+func InboxConsumed(j provider.JFR) uint64 { return j.(*jfrObj).recvq.inbox.box.head() }

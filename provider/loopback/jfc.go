@@ -106,6 +106,15 @@ type senderWords struct {
 	ids uint64
 }
 
+// jettyID is the sender s names.
+func (s *senderWords) jettyID() provider.JettyID {
+	var id provider.JettyID
+	binary.NativeEndian.PutUint64(id.EID[:8], s.eid[0])
+	binary.NativeEndian.PutUint64(id.EID[8:], s.eid[1])
+	id.UASID, id.ID = uint32(s.ids), uint32(s.ids>>32)
+	return id
+}
+
 // fill sets s to name q.
 func (s *senderWords) fill(q *sendq) {
 	s.eid[0] = binary.NativeEndian.Uint64(q.ctx.eid[:8])
@@ -121,14 +130,20 @@ func (s *senderWords) fill(q *sendq) {
 // forwarded, so each such load waits for every store before it, the
 // messages' stores to the receiver's lines among them.
 func (v *jfcView) writeRecv(pos uint64, w *provider.WR, rq *rqView, sw *senderWords, userCtx uint64, n uint32) bool {
-	flags, imm := recvFlags(w, rq)
+	return v.writeRecvOf(pos, w.Opcode, w.Flags&provider.FlagSolicited != 0, w.Imm, rq, sw, userCtx, n)
+}
+
+// writeRecvOf is writeRecv for a message known by its opcode, whether it
+// was solicited and its immediate data.
+func (v *jfcView) writeRecvOf(pos uint64, op provider.Opcode, solicited bool, imm uint64, rq *rqView, sw *senderWords, userCtx uint64, n uint32) bool {
+	flags, imm := recvFlagsOf(op, solicited, imm, rq)
 	s := (*crSlot)(v.ring.payload(pos))
 	s.userCtx = userCtx
 	s.word = imm
 	s.remoteEID = sw.eid
 	s.ids = sw.ids
 	s.lenLocal = uint64(n) | uint64(rq.id)<<32
-	s.kind = uint64(provider.CRSuccess) | uint64(w.Opcode)<<8 | uint64(flags)<<16
+	s.kind = uint64(provider.CRSuccess) | uint64(op)<<8 | uint64(flags)<<16
 	v.ring.publish(pos)
 	return flags&provider.CRFlagSolicited != 0
 }
@@ -200,6 +215,10 @@ type jfc struct {
 	src   asyncq.Source
 
 	stalled stalledQueues
+	// The receive queues whose inboxes this JFC's polls deliver, and the
+	// send queues whose inbox requests they complete.
+	inboxRQs queueList[*recvq]
+	inboxSQs queueList[*sendq]
 
 	events atomic.Int32 // delivered by Wait, not yet acked
 	users  atomic.Int32 // queues completing into this JFC
@@ -253,6 +272,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	if j.closed.Load() {
 		return 0, errClosed("jfc")
 	}
+	j.pollInboxes()
 	r := j.view.ring
 	n := 0
 	for n < len(crs) {
@@ -277,6 +297,20 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 		j.stalled.retry()
 	}
 	return n, nil
+}
+
+// pollInboxes delivers what waits in the inboxes of the receive queues
+// that complete here, then completes what the inboxes delivered for the
+// send queues that complete here: their records are then in the ring.
+func (j *jfc) pollInboxes() {
+	for _, q := range j.inboxRQs.load() {
+		q.pollDeliver()
+	}
+	for _, q := range j.inboxSQs.load() {
+		if q.inboxOut() != 0 {
+			q.pollInbox()
+		}
+	}
 }
 
 // pollBatch is the most records Poll claims at once.
@@ -349,15 +383,48 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	if solicitedOnly {
 		mode = armedSolicited
 	}
+	// Requests in inboxes complete, and messages are delivered, as a poll
+	// would: a record written later raises the event, an inbox message
+	// left now would not.
+	for _, q := range j.inboxSQs.load() {
+		if q.inboxOut() != 0 {
+			q.mu.Lock()
+			if !q.closed.Load() {
+				q.settleInbox()
+			}
+			q.mu.Unlock()
+		}
+	}
+	for _, q := range j.inboxRQs.load() {
+		q.pollDeliver()
+	}
 	armed := j.view.ring.meta(metaArmed)
 	armed.Store(mode)
 	// Records that arrived before the arm would never raise an event: refuse,
-	// as urma_rearm_jfc does, so the caller polls them first.
-	if n := j.view.ring.count(); n > 0 {
+	// as urma_rearm_jfc does, so the caller polls them first. So are
+	// inbox requests left before the arm, and messages a poll would
+	// deliver; a post sees the arm and leaves none after it.
+	if n := j.view.ring.count(); n > 0 || j.inboxBusy() {
 		armed.CompareAndSwap(mode, disarmed)
 		return provider.ErrUnreadRecords
 	}
 	return nil
+}
+
+// inboxBusy tells whether a poll would find inbox work: a send queue's
+// requests to complete, or messages to deliver.
+func (j *jfc) inboxBusy() bool {
+	for _, q := range j.inboxSQs.load() {
+		if q.inboxOut() != 0 {
+			return true
+		}
+	}
+	for _, q := range j.inboxRQs.load() {
+		if q.deliverable() {
+			return true
+		}
+	}
+	return false
 }
 
 func (j *jfc) Ack(n int) error {

@@ -65,6 +65,9 @@ type recvq struct {
 	// without entering the queue.
 	st   atomic.Uint32
 	view rqView
+	// inbox is where senders of this process leave small SENDs (see
+	// rqinbox.go).
+	inbox *rqInbox
 
 	mu      sync.Mutex
 	waiters []*sendq // senders in RNR wait on this queue
@@ -108,10 +111,16 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 	if err != nil {
 		return nil, err
 	}
+	ib, err := newRQInbox(cfg.Depth)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
 	q := &recvq{ctx: c, maxSGE: cfg.MaxSGE, depth: cfg.Depth, mode: cfg.Mode, tokenPolicy: cfg.TokenPolicy,
-		token: cfg.Token, jfc: j, ring: r}
+		token: cfg.Token, jfc: j, ring: r, inbox: ib}
 	q.setState(uint32(provider.StateReady))
 	j.users.Add(1)
+	j.inboxRQs.add(q)
 	return q, nil
 }
 
@@ -217,6 +226,9 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		done += got
 	}
 	q.wakeSenders()
+	// Messages may wait in the inbox for these receives.
+	q.inbox.bump()
+	q.tryDeliver(inboxBatch)
 	if err != nil {
 		return done, err
 	}
@@ -327,12 +339,15 @@ func (q *recvq) destroy() {
 	// Peers that map the ring see the queue gone; senders of this process
 	// finish their delivery before the ring is unmapped.
 	q.setState(stateClosed)
+	q.jfc.inboxRQs.remove(q)
 	for q.senders.n.Load() > 0 || q.posting.n.Load() > 0 {
 		runtime.Gosched()
 	}
+	q.failInbox()
 	q.flushPosted()
 	q.jfc.users.Add(-1)
 	q.ring.close()
+	q.inbox.unref()
 }
 
 // flushPosted completes the receives still posted as flushed, in posting

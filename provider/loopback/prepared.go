@@ -128,7 +128,10 @@ func (p *prepared) Post() (int, error) {
 		return 0, err
 	}
 	defer q.mu.Unlock()
-	if !p.unchanged() {
+	// A small SEND may go to an inbox behind the queue's earlier ones;
+	// anything else comes after them.
+	small := p.send && len(p.local) <= inboxMaxData
+	if !small && !q.clearInbox() || !p.unchanged() {
 		return q.postLocked(p.wr[:])
 	}
 	if err := q.full(); err != nil {
@@ -136,6 +139,13 @@ func (p *prepared) Post() (int, error) {
 	}
 	q.head++
 	w := &p.wr[0]
+	if small && q.postInbox(w, q.head, p.rem, p.local) {
+		return 1, nil
+	}
+	if !q.clearInbox() {
+		q.wait(w, p.rem, false)
+		return 1, nil
+	}
 	if p.tgt != nil {
 		q.execPrepared(p, q.head)
 		return 1, nil

@@ -59,6 +59,39 @@ func quiesceProcess() {
 	}
 	processSendqs.mu.Unlock()
 	quiesce(qs)
+	processInboxes.mu.Lock()
+	ibs := make([]*rqInbox, 0, len(processInboxes.all))
+	for ib := range processInboxes.all {
+		ibs = append(ibs, ib)
+	}
+	processInboxes.mu.Unlock()
+	for _, ib := range ibs {
+		// A delivery from an inbox reaches a receive's buffer under
+		// the inbox's consumer lock, not a send queue's.
+		ib.lock()
+		ib.unlock()
+	}
+}
+
+// processInboxes holds the inboxes of every receive queue of this process.
+var processInboxes struct {
+	mu  sync.Mutex
+	all map[*rqInbox]struct{}
+}
+
+func trackInbox(ib *rqInbox) {
+	processInboxes.mu.Lock()
+	defer processInboxes.mu.Unlock()
+	if processInboxes.all == nil {
+		processInboxes.all = map[*rqInbox]struct{}{}
+	}
+	processInboxes.all[ib] = struct{}{}
+}
+
+func untrackInbox(ib *rqInbox) {
+	processInboxes.mu.Lock()
+	defer processInboxes.mu.Unlock()
+	delete(processInboxes.all, ib)
 }
 
 func quiesce(qs []*sendq) {

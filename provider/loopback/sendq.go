@@ -61,6 +61,10 @@ type sendq struct {
 	// one peer unwraps its SDK wrapper once (see target).
 	lastTarget provider.Remote
 	lastRemote *remote
+	// ib holds the queue's requests left in an inbox, and ibOut counts
+	// them for polls and arms that look without the lock (see inboxOut).
+	ib    inboxSends
+	ibOut uint64
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -145,11 +149,16 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		return 0, provider.Errorf(provider.ErrBadState, "%s is %v", q.name(), q.state)
 	}
 	for i := 0; i < len(wrs); i++ {
-		if n := q.postRun(wrs[i:]); n > 0 {
-			i += n - 1
-			continue
-		}
 		w := &wrs[i]
+		// A small SEND may go to an inbox behind the queue's earlier
+		// ones; anything else comes after them (clearInbox).
+		small := inboxShaped(w)
+		if (!small || q.inboxOut() == 0) && q.clearInbox() {
+			if n := q.postRun(wrs[i:]); n > 0 {
+				i += n - 1
+				continue
+			}
+		}
 		rem, err := q.validate(w)
 		if err != nil {
 			return i, err
@@ -158,13 +167,27 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 			return i, err
 		}
 		q.head++
-		ran := len(q.pending) == 0 && q.state == provider.StateReady
+		if small && q.postSmall(w, rem) {
+			continue
+		}
+		ran := q.clearInbox() && q.state == provider.StateReady
 		if ran && !q.exec(w, q.head, rem) {
 			continue
 		}
 		q.wait(w, rem, ran)
 	}
 	return len(wrs), nil
+}
+
+// postSmall leaves the small SEND w, just accepted, in its target's inbox
+// if it can.
+func (q *sendq) postSmall(w *provider.WR, rem *remote) bool {
+	if rem == nil || rem.rq.local == nil {
+		return false
+	}
+	var buf [inboxMaxData]byte
+	data, ok := q.dataOf(w, &buf)
+	return ok && q.postInbox(w, q.head, rem, data)
 }
 
 // full is ErrAgain when every slot of the queue is taken.
@@ -333,7 +356,13 @@ func (q *sendq) progress(cause int) {
 // complete pushes the record of a finished request: always for a failure,
 // for a success only when signaled.
 func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CRStatus, n uint32) {
-	if st == provider.CRSuccess && w.Flags&provider.FlagSignaled == 0 {
+	q.completeOf(w.UserCtx, w.Flags, w.Opcode, seq, rem, st, n)
+}
+
+// completeOf is complete for a request known by its context, flags and
+// opcode.
+func (q *sendq) completeOf(userCtx uint64, wf provider.WRFlags, op provider.Opcode, seq uint64, rem *remote, st provider.CRStatus, n uint32) {
+	if st == provider.CRSuccess && wf&provider.FlagSignaled == 0 {
 		return
 	}
 	// The slot's words are written in place, one store each, rather than
@@ -352,8 +381,8 @@ func (q *sendq) complete(w *provider.WR, seq uint64, rem *remote, st provider.CR
 		flags = provider.CRFlagJetty
 	}
 	s := (*crSlot)(v.ring.payload(pos))
-	s.userCtx, s.word, s.lenLocal = w.UserCtx, seq, uint64(n)|uint64(q.id)<<32
-	s.kind = uint64(st) | uint64(w.Opcode)<<8 | uint64(flags)<<16
+	s.userCtx, s.word, s.lenLocal = userCtx, seq, uint64(n)|uint64(q.id)<<32
+	s.kind = uint64(st) | uint64(op)<<8 | uint64(flags)<<16
 	if rem != nil {
 		id := &rem.desc.ID
 		s.remoteEID[0] = binary.NativeEndian.Uint64(id.EID[:8])
@@ -387,6 +416,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 	if q.state != provider.StateError {
 		return 0, provider.Errorf(provider.ErrBadState, "flush needs the %s in ERROR, it is %v", q.name(), q.state)
 	}
+	q.quietInbox()
 	n := 0
 	for n < len(crs) && len(q.pending) > 0 {
 		p := q.pending[0]
@@ -452,7 +482,10 @@ func (q *sendq) Modify(s provider.State) error {
 	switch s {
 	case provider.StateError:
 		q.state = provider.StateError
+		q.quietInbox()
 	case provider.StateReset:
+		q.state = provider.StateError // what quietInbox takes back stays pending
+		q.quietInbox()
 		for _, p := range q.pending {
 			q.credit(p.seq)
 		}
@@ -484,6 +517,14 @@ func (q *sendq) destroy() {
 	if q.timer != nil {
 		q.timer.Stop()
 	}
+	if q.ib.timer != nil {
+		q.ib.timer.Stop()
+	}
+	// Requests in an inbox complete if delivered, and are flushed below
+	// if not; the route goes back.
+	q.state = provider.StateError
+	q.quietInbox()
+	q.dropRoute()
 	// The requests still waiting (RNR) will never run: each completes
 	// as flushed, so that the caller hears of every request once (and a
 	// view it used is released when the record is polled). A closed JFC

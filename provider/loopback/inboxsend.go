@@ -1,0 +1,399 @@
+package loopback
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// The sender's side of receiver-side delivery (docs/send-delivery.md): a
+// send queue leaves small SENDs to a queue of this process in its inbox,
+// and completes them once the inbox has delivered them.
+
+// inboxReq is a SEND a queue left in an inbox and has not completed yet:
+// what its completion record needs, and its retry the usual way if it is
+// taken back.
+type inboxReq struct {
+	pos, end uint64 // its cells
+	seq      uint64
+	userCtx  uint64
+	imm      uint64
+	rem      *remote
+	n        uint32
+	op       provider.Opcode
+	flags    provider.WRFlags
+	// local is the SGE the data came from, when not inline: taken back,
+	// the request reads it again when it runs, as a request waiting for
+	// a receive does (its segment may be gone by then).
+	local provider.SGE
+}
+
+// inboxSends is a send queue's use of inboxes, under its lock: the route
+// it holds (in one receive queue's inbox at a time) and its requests left
+// there, oldest first.
+type inboxSends struct {
+	rq    *recvq // whose inbox the route is in; nil: none held
+	route uint16
+	reqs  []inboxReq // a ring, a power of two at least the queue's depth
+	head  uint64
+	tail  uint64
+	// The helping rule's clock: how many polls found nothing to
+	// complete, and the inbox's head and the time at the last look.
+	idle     int
+	seenHead uint64
+	seenAt   time.Duration
+	// The receiver's activity count at the last empty poll, and how
+	// many empty polls in a row found it unchanged.
+	seenActive uint64
+	still      int
+	// timer looks at the requests when nobody polls for them.
+	timer     *time.Timer
+	timerOn   bool
+	timerHead uint64
+}
+
+// inboxGrace is how long a queue's requests wait in an inbox that does not
+// move before their sender, polling, delivers them itself.
+const inboxGrace = 100 * time.Microsecond
+
+// inboxStillPolls is how many empty polls in a row must find the receiver
+// neither polling nor posting receives before its sender delivers.
+const inboxStillPolls = 4
+
+// inboxTick is how often a queue with requests in an inbox looks at them
+// when nobody polls its JFC: a sender waiting for its completion event
+// gets it, and a message no receive was posted for goes back to the RNR
+// retries.
+const inboxTick = time.Millisecond
+
+// inboxOff turns inboxes off, for tests that compare with and without.
+var inboxOff bool
+
+// monoBase is where monoNow counts from.
+var monoBase = time.Now()
+
+func monoNow() time.Duration { return time.Since(monoBase) }
+
+func (s *inboxSends) at(i uint64) *inboxReq { return &s.reqs[i&uint64(len(s.reqs)-1)] }
+
+// postInbox leaves the SEND w of sequence seq, whose data is data, in its
+// target's inbox, when the target is a queue of this process with room
+// and nothing in this queue must come first; false, with nothing done,
+// sends it the usual way.
+func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) bool {
+	rq := rem.rq.local
+	if rq == nil || inboxOff || len(data) > inboxMaxData || len(q.pending) != 0 ||
+		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
+		// An armed JFC waits for an event that only a record written
+		// now raises.
+		return false
+	}
+	// Not inside rq.enter: a locked instruction here would wait for the
+	// last message to reach the receiver's core. A destroy of rq waits
+	// for the lock of every queue that holds a route in its inbox
+	// instead, so a message left after this check is failed by it.
+	if rq.closed.Load() {
+		return false
+	}
+	s := &q.ib
+	if s.rq != rq && !q.switchRoute(rq) {
+		return false
+	}
+	var hf uint8
+	solicited := w.Flags&provider.FlagSolicited != 0
+	if solicited {
+		hf = inboxSolicited
+	}
+	h := inboxHeader{len: uint32(len(data)), route: s.route, opcode: uint8(w.Opcode), flags: hf}
+	pos, ok := rq.inbox.box.put(h, w.Imm, data)
+	if ok {
+		rq.jfc.view.notify(solicited)
+	}
+	if !ok {
+		return false
+	}
+	r := s.at(s.tail)
+	r.pos, r.end, r.seq, r.userCtx, r.imm, r.rem = pos, pos+inboxCells(len(data)), seq, w.UserCtx, w.Imm, rem
+	r.n, r.op, r.flags = uint32(len(data)), w.Opcode, w.Flags
+	r.local = provider.SGE{}
+	if w.Flags&provider.FlagInline == 0 && len(w.Local) == 1 {
+		r.local = w.Local[0]
+	}
+	s.tail++
+	q.countInbox()
+	if !s.timerOn {
+		q.armInboxTimer()
+	}
+	return true
+}
+
+// countInbox publishes how many requests the queue has in its inbox. Only
+// the queue's lock holder writes the count, so it is a plain store: an
+// atomic add is a locked instruction, which would wait for the message
+// just left to reach the receiver's core before the post could return.
+func (q *sendq) countInbox() { storeRelease(&q.ibOut, q.ib.tail-q.ib.head) }
+
+// inboxOut is how many requests the queue has in its inbox, for a poll or
+// an arm that looks without the queue's lock.
+func (q *sendq) inboxOut() uint64 { return atomic.LoadUint64(&q.ibOut) }
+
+// switchRoute moves the queue's route to rq's inbox, if it has no request
+// left in the old one and rq has a route free.
+func (q *sendq) switchRoute(rq *recvq) bool {
+	s := &q.ib
+	if s.head != s.tail {
+		return false
+	}
+	q.dropRoute()
+	route, ok := rq.inbox.takeRoute(q)
+	if !ok {
+		return false
+	}
+	if s.reqs == nil {
+		s.reqs = make([]inboxReq, physSlots(q.depth))
+	}
+	s.rq, s.route = rq, route
+	return true
+}
+
+// dropRoute gives the queue's route back; it has no request left in it.
+func (q *sendq) dropRoute() {
+	s := &q.ib
+	if s.rq != nil {
+		s.rq.inbox.dropRoute(s.route)
+		s.rq = nil
+	}
+}
+
+// reapInbox completes, in order, the queue's requests that their inbox has
+// delivered, and returns how many it completed. A request whose delivery
+// failed fails the queue, as a SEND that fails the usual way does, and the
+// requests after it come back to be flushed (see withdrawInbox).
+func (q *sendq) reapInbox() int {
+	s := &q.ib
+	if s.head == s.tail {
+		return 0
+	}
+	ib := s.rq.inbox
+	d := ib.box.head()
+	rt := &ib.routes[s.route]
+	done := 0
+	for ; s.head != s.tail; s.head++ {
+		r := s.at(s.head)
+		if r.end > d {
+			break
+		}
+		// Read after deq: a deliverer stores the failure first.
+		if fa := rt.failAt.Load(); fa != 0 && r.pos >= fa-1 {
+			q.countInbox()
+			q.withdrawInbox()
+			return done + 1
+		}
+		q.completeOf(r.userCtx, r.flags, r.op, r.seq, r.rem, provider.CRSuccess, r.n)
+		done++
+	}
+	q.countInbox()
+	return done
+}
+
+// withdrawInbox ends the queue's use of its inbox for now. Under the
+// consumer lock, where deq stands still, the requests it has passed
+// complete (the one that failed, if one did, fails the queue), and the
+// others come back into the queue's pending list: they run the usual way,
+// or are flushed if the queue is in ERROR. Their messages stay in the
+// inbox but are not delivered.
+func (q *sendq) withdrawInbox() {
+	s := &q.ib
+	if s.head == s.tail {
+		return
+	}
+	ib := s.rq.inbox
+	ib.lock()
+	d := ib.box.head()
+	rt := &ib.routes[s.route]
+	fa := rt.failAt.Load()
+	for ; s.head != s.tail; s.head++ {
+		r := s.at(s.head)
+		if r.end > d || (fa != 0 && r.pos >= fa-1) {
+			break
+		}
+		q.completeOf(r.userCtx, r.flags, r.op, r.seq, r.rem, provider.CRSuccess, r.n)
+	}
+	if r := s.at(s.head); s.head != s.tail && fa != 0 && r.pos == fa-1 {
+		w := provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx}
+		s.head++
+		q.fail(&w, r.seq, r.rem, provider.CRStatus(rt.failSt.Load()))
+	}
+	for ; s.head != s.tail; s.head++ {
+		r := s.at(s.head)
+		if len(q.free) == 0 {
+			q.grow()
+		}
+		n := len(q.free)
+		p := q.free[n-1]
+		q.free = q.free[:n-1]
+		p.wr = provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx, Target: r.rem, Imm: r.imm}
+		p.seq, p.rem = r.seq, r.rem
+		p.buf = p.buf[:0]
+		if r.local.Seg != nil {
+			p.sge[0] = r.local
+			p.wr.Local = p.sge[:1]
+			q.pending = append(q.pending, p)
+			continue
+		}
+		p.wr.Flags |= provider.FlagInline
+		if r.pos >= d {
+			// Still in the inbox, where nobody writes it while the
+			// lock is held; one that deq passed was skipped after a
+			// failure, and the queue in ERROR only flushes it.
+			var data [inboxMaxData]byte
+			e := inboxEntry{pos: r.pos, hdr: inboxHeader{len: r.n}}
+			p.buf = append(p.buf, data[:ib.box.copyOut(&e, data[:])]...)
+		}
+		p.wr.Inline = p.buf
+		q.pending = append(q.pending, p)
+	}
+	rt.skipBelow.Store(atomic.LoadUint64(ib.box.r.enq))
+	rt.failAt.Store(0)
+	ib.unlock()
+	q.countInbox()
+	if q.state == provider.StateReady && len(q.pending) > 0 {
+		q.retries = 0
+		q.progress(retryKick)
+	}
+}
+
+// clearInbox finishes the queue's requests in an inbox before a request
+// that goes another way, so that requests run and complete in order: it
+// completes those delivered, delivers the others itself, and takes back
+// those it cannot deliver (no receive). False: requests wait in the
+// pending list, and the next one must wait behind them.
+func (q *sendq) clearInbox() bool {
+	if q.inboxOut() != 0 {
+		q.settleInbox()
+	}
+	return len(q.pending) == 0
+}
+
+// settleInbox leaves the queue no request in an inbox: each is completed,
+// delivered by this sender and completed, or taken back.
+func (q *sendq) settleInbox() {
+	s := &q.ib
+	if q.reapInbox(); s.head == s.tail {
+		return
+	}
+	ib := s.rq.inbox
+	until := s.at(s.tail - 1).end
+	ib.lock()
+	s.rq.deliverLocked(int(until-ib.box.head()), until)
+	ib.unlock()
+	if q.reapInbox(); s.head != s.tail {
+		q.withdrawInbox()
+	}
+}
+
+// pollInbox is the queue's part of a poll of its JFC: it completes what was
+// delivered and, when nothing was for inboxGrace while the inbox stood
+// still, delivers its requests itself (the receiver is not polling).
+func (q *sendq) pollInbox() {
+	if !q.mu.TryLock() {
+		return // a post or another poll is in the queue
+	}
+	defer q.mu.Unlock()
+	s := &q.ib
+	if q.closed.Load() || s.head == s.tail {
+		return
+	}
+	if q.reapInbox() > 0 {
+		s.idle, s.seenAt, s.still = 0, 0, 0
+		return
+	}
+	ib := s.rq.inbox
+	if a := ib.active.Load(); a != s.seenActive {
+		s.seenActive, s.still = a, 0
+	} else if s.still++; s.still >= inboxStillPolls && ib.held.Load() == 0 {
+		s.still = 0
+		q.settleInbox()
+		return
+	}
+	// The clock is read every 16 empty polls: a poll costs less.
+	if s.idle++; s.idle&15 != 0 {
+		return
+	}
+	now, h := monoNow(), s.rq.inbox.box.head()
+	if s.seenAt == 0 || h != s.seenHead {
+		s.seenAt, s.seenHead = now, h
+		return
+	}
+	if now-s.seenAt >= inboxGrace {
+		s.seenAt = 0
+		q.settleInbox()
+	}
+}
+
+func (q *sendq) armInboxTimer() {
+	s := &q.ib
+	s.timerOn = true
+	if s.timer == nil {
+		s.timer = time.AfterFunc(inboxTick, q.inboxTimer)
+		return
+	}
+	s.timer.Reset(inboxTick)
+}
+
+// inboxTimer completes what was delivered since its last tick and, if the
+// inbox stood still, settles the queue's requests.
+func (q *sendq) inboxTimer() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := &q.ib
+	s.timerOn = false
+	if q.closed.Load() || s.head == s.tail {
+		return
+	}
+	if h := s.rq.inbox.box.head(); h != s.timerHead {
+		s.timerHead = h
+		q.reapInbox()
+	} else {
+		q.settleInbox()
+	}
+	if s.head != s.tail {
+		q.armInboxTimer()
+	}
+}
+
+// quietInbox is for a queue leaving READY (Modify, Flush, Close): its
+// delivered requests complete, the others come back to its pending list.
+func (q *sendq) quietInbox() {
+	if q.inboxOut() == 0 {
+		return
+	}
+	q.reapInbox()
+	q.withdrawInbox()
+}
+
+// dataOf gathers the data of w, a SEND of at most inboxMaxData bytes, into
+// buf; false when its memory is not this process's to read, or not valid
+// (the usual way reports that).
+func (q *sendq) dataOf(w *provider.WR, buf *[inboxMaxData]byte) ([]byte, bool) {
+	if w.InlineBytes() {
+		return w.Inline, true
+	}
+	l := &q.sg[0]
+	if !q.local(w, l) {
+		return nil, false
+	}
+	// One SGE at most: a request taken back keeps it to read again.
+	n, ok := 0, !l.hasRemote() && (len(w.Local) <= 1 || w.Flags&provider.FlagInline != 0)
+	for i := 0; ok && i < l.n; i++ {
+		n += copy(buf[n:], l.s[i].b)
+	}
+	l.release()
+	return buf[:n], ok
+}
+
+// inboxShaped tells whether w is a SEND small enough for an inbox.
+func inboxShaped(w *provider.WR) bool {
+	return (w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm) && w.DataLen() <= inboxMaxData
+}
