@@ -181,6 +181,9 @@ func (c *lbContext) peerLost(p *peerConn) {
 		}
 		q.kick()
 		q.remoteLost(p)
+		q.mu.Lock()
+		q.inboxLost(p)
+		q.mu.Unlock()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/urma-go/sdk/provider"
 )
@@ -179,3 +180,21 @@ func SetInbox(on bool) { inboxOff = !on }
 // InboxConsumed returns how many cells of j's inbox (j a JFR of this provider)
 // have been consumed: a test's proof that its messages went that way.
 func InboxConsumed(j provider.JFR) uint64 { return j.(*jfrObj).recvq.inbox.box.head() }
+
+// InboxPeer tells whether j, a JFS of this provider, holds a route in the
+// inbox of a queue of another process: its small SENDs went that way.
+func InboxPeer(j provider.JFS) bool {
+	q := j.(*jfsObj).sendq
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ib.v != nil && q.ib.v.peer != nil
+}
+
+// SetInboxTick sets how often a queue with requests in an inbox looks at
+// them when nobody polls (inboxsend.go), and returns the restore. Only for
+// tests, and only while no queue has requests in an inbox.
+func SetInboxTick(d time.Duration) (restore func()) {
+	old := inboxTick
+	inboxTick = d
+	return func() { inboxTick = old }
+}

@@ -121,13 +121,14 @@ func FuzzReplies(f *testing.F) {
 		access: provider.AccessRead | provider.AccessWrite}.encode())
 	f.Add(segReply{handle: 1, caller: true, pid: 99, va: 1, len: 1, access: provider.AccessRead}.encode())
 	f.Add(jettyReply{id: 9, maxSGE: 2, depth: 64, slotSize: 128, crFlags: 1, jfcID: 3, jfcDepth: 128,
-		jfcSlotSize: 64, hasEventfd: 1}.encode())
+		jfcSlotSize: 64, hasEventfd: 1, inboxCells: 256}.encode())
 	f.Add(make([]byte, 43))
+	f.Add(make([]byte, 47))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		const replyLen = 44 // both replies are 44 bytes
+		const segReplyLen, jettyReplyLen = 44, 48
 
 		sr, ok := decodeSegReply(b)
-		require.Equal(t, len(b) >= replyLen, ok, "segment reply of %d bytes", len(b))
+		require.Equal(t, len(b) >= segReplyLen, ok, "segment reply of %d bytes", len(b))
 		if ok {
 			again, ok := decodeSegReply(sr.encode())
 			require.True(t, ok)
@@ -135,10 +136,10 @@ func FuzzReplies(f *testing.F) {
 		}
 
 		jr, ok := decodeJettyReply(b)
-		require.Equal(t, len(b) >= replyLen, ok, "jetty reply of %d bytes", len(b))
+		require.Equal(t, len(b) >= jettyReplyLen, ok, "jetty reply of %d bytes", len(b))
 		if ok {
 			// Every field is a full word: the encoding is the input itself.
-			require.Equal(t, b[:replyLen], jr.encode())
+			require.Equal(t, b[:jettyReplyLen], jr.encode())
 		}
 	})
 }
@@ -277,7 +278,8 @@ func FuzzHandle(f *testing.F) {
 			r, decoded := decodeJettyReply(reply.payload)
 			require.True(t, decoded)
 			require.Equal(t, jfr.Desc().ID.ID, r.id)
-			require.Len(t, fds, 2+int(r.hasEventfd))
+			require.NotZero(t, r.inboxCells, "every queue has an inbox")
+			require.Len(t, fds, 3+int(r.hasEventfd))
 		case msgList:
 			require.Equal(t, provider.StatusSuccess, reply.status)
 			var ci ContextInfo

@@ -59,11 +59,23 @@ func inboxCells(n int) uint64 {
 	return 1 + uint64(n-inboxHeadData+inboxCellData-1)/inboxCellData
 }
 
+// The mapping of an inbox is its ring, then the route table of the receive
+// queue that owns it (see rqinbox.go), so that a sender in another process
+// maps both with one descriptor.
+func inboxBytes(cells int) uint64 {
+	return ringBytes(cells, inboxCell) + inboxRoutes*uint64(unsafe.Sizeof(routeSlot{}))
+}
+
 // newInbox makes an inbox of cells cells (rounded up to a power of two).
 func newInbox(name string, cells int) (*inbox, error) {
-	r, err := newRingOfSlots(name, cells, inboxCell)
+	m, err := newMapping(name, inboxBytes(cells), false)
 	if err != nil {
 		return nil, err
+	}
+	r := wrapRing(m, cells, inboxCell)
+	r.meta(metaLimit).Store(uint32(cells))
+	for i := uint64(0); i < r.n; i++ {
+		atomic.StoreUint64(r.seq(i), i)
 	}
 	return &inbox{r: r}, nil
 }
@@ -71,12 +83,23 @@ func newInbox(name string, cells int) (*inbox, error) {
 // attachInbox maps an inbox of cells cells that another process made and
 // passed as fd (closed here, whatever happens).
 func attachInbox(fd int, cells int) (*inbox, error) {
-	r, err := attachRing(fd, cells, inboxCell)
+	m, err := attachMapping(fd, inboxBytes(cells))
 	if err != nil {
 		return nil, err
 	}
-	return &inbox{r: r}, nil
+	return &inbox{r: wrapRing(m, cells, inboxCell)}, nil
 }
+
+// routes is the route table that follows the ring in the mapping.
+func (b *inbox) routes() *[inboxRoutes]routeSlot {
+	return (*[inboxRoutes]routeSlot)(unsafe.Pointer(&b.r.m.mem[ringBytes(int(b.r.limit), inboxCell)]))
+}
+
+// inboxCont marks the sequence word of an entry's further cells: published,
+// but never the start of an entry. A cell whose entry's first cell was
+// lost (its producer died, see repairInbox) is then skipped, not read as a
+// message.
+const inboxCont = 1 << 63
 
 func (b *inbox) close() { b.r.close() }
 
@@ -107,12 +130,36 @@ func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
 		c := (*[inboxCellData]byte)(b.r.payload(pos + i))
 		n := copy(c[:], rest)
 		rest = rest[n:]
-		b.r.publish(pos + i)
+		storeRelease(b.r.seq(pos+i), (pos+i+1)|inboxCont)
 	}
 	// The first cell last: a consumer that sees it published sees the
 	// rest published too (stores are seen in order).
 	b.r.publish(pos)
 	return pos, true
+}
+
+// heldCells lists the cells a producer reserved and has not published,
+// oldest first (see ring.heldReserved).
+func (b *inbox) heldCells() []uint64 {
+	r := b.r
+	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
+	if enq < deq || enq-deq > r.n {
+		return nil // a peer wrote nonsense: nothing to trust
+	}
+	var held []uint64
+	for p := deq; p < enq; p++ {
+		if atomic.LoadUint64(r.seq(p))&^inboxCont != p+1 {
+			held = append(held, p)
+		}
+	}
+	return held
+}
+
+// hole publishes the held cell at pos as an entry to skip: its producer
+// died before it published it.
+func (b *inbox) hole(pos uint64) {
+	b.cell(pos)[0] = inboxHeader{route: inboxHole}.word()
+	b.r.publish(pos)
 }
 
 // partialWord packs up to 8 bytes into a word, in memory order.

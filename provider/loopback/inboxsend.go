@@ -33,19 +33,20 @@ type inboxReq struct {
 // it holds (in one receive queue's inbox at a time) and its requests left
 // there, oldest first.
 type inboxSends struct {
-	rq    *recvq // whose inbox the route is in; nil: none held
+	v     *rqView // whose inbox the route is in; nil: none held
 	route uint16
 	reqs  []inboxReq // a ring, a power of two at least the queue's depth
 	head  uint64
 	tail  uint64
 	// The helping rule's clock: how many polls found nothing to
 	// complete, and the inbox's head and the time at the last look.
+	polls    uint
 	idle     int
 	seenHead uint64
 	seenAt   time.Duration
 	// The receiver's activity count at the last empty poll, and how
 	// many empty polls in a row found it unchanged.
-	seenActive uint64
+	seenActive uint32
 	still      int
 	// timer looks at the requests when nobody polls for them.
 	timer     *time.Timer
@@ -57,15 +58,24 @@ type inboxSends struct {
 // move before their sender, polling, delivers them itself.
 const inboxGrace = 100 * time.Microsecond
 
+// inboxStream is how many requests a queue must have outstanding, this one
+// included, for a SEND to go to the inbox: a stream of them, not one the
+// caller waits for.
+const inboxStream = 2
+
+// inboxPollEvery is how many polls of its JFC a queue with requests in an
+// inbox lets pass between looks at them.
+const inboxPollEvery = 8
+
 // inboxStillPolls is how many empty polls in a row must find the receiver
 // neither polling nor posting receives before its sender delivers.
 const inboxStillPolls = 4
 
-// inboxTick is how often a queue with requests in an inbox looks at them
+// inboxTick (a variable for tests) is how often a queue with requests in an inbox looks at them
 // when nobody polls its JFC: a sender waiting for its completion event
 // gets it, and a message no receive was posted for goes back to the RNR
 // retries.
-const inboxTick = time.Millisecond
+var inboxTick = time.Millisecond
 
 // inboxOff turns inboxes off, for tests that compare with and without.
 var inboxOff bool
@@ -78,26 +88,30 @@ func monoNow() time.Duration { return time.Since(monoBase) }
 func (s *inboxSends) at(i uint64) *inboxReq { return &s.reqs[i&uint64(len(s.reqs)-1)] }
 
 // postInbox leaves the SEND w of sequence seq, whose data is data, in its
-// target's inbox, when the target is a queue of this process with room
-// and nothing in this queue must come first; false, with nothing done,
-// sends it the usual way.
+// target's inbox, when the target has one with room and nothing in this
+// queue must come first; false, with nothing done, sends it the usual way.
 func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) bool {
-	rq := rem.rq.local
-	if rq == nil || inboxOff || len(data) > inboxMaxData || len(q.pending) != 0 ||
-		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
+	v := rem.rq
+	if v.inbox == nil || inboxOff || len(data) > inboxMaxData || len(q.pending) != 0 ||
+		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed ||
+		seq-q.credited.Load() < inboxStream {
 		// An armed JFC waits for an event that only a record written
-		// now raises.
+		// now raises. A queue with nothing else outstanding is a
+		// caller that waits for this request: it completes sooner
+		// delivered here than after the receiver's next poll.
 		return false
 	}
-	// Not inside rq.enter: a locked instruction here would wait for the
-	// last message to reach the receiver's core. A destroy of rq waits
-	// for the lock of every queue that holds a route in its inbox
-	// instead, so a message left after this check is failed by it.
-	if rq.closed.Load() {
+	// Not inside enterRQ: a locked instruction here would wait for the
+	// last message to reach the receiver's core. A Close of a queue of
+	// this process waits for the lock of every queue that holds a route
+	// in its inbox instead, so a message left after this check is failed
+	// by it; one left in a peer's queue meanwhile is failed by whoever
+	// delivers it. A lost peer's mappings stay until this lock is let go.
+	if v.ready() != provider.CRSuccess {
 		return false
 	}
 	s := &q.ib
-	if s.rq != rq && !q.switchRoute(rq) {
+	if s.v != v && !q.switchRoute(v) {
 		return false
 	}
 	var hf uint8
@@ -106,13 +120,11 @@ func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) 
 		hf = inboxSolicited
 	}
 	h := inboxHeader{len: uint32(len(data)), route: s.route, opcode: uint8(w.Opcode), flags: hf}
-	pos, ok := rq.inbox.box.put(h, w.Imm, data)
-	if ok {
-		rq.jfc.view.notify(solicited)
-	}
+	pos, ok := v.inbox.box.put(h, w.Imm, data)
 	if !ok {
 		return false
 	}
+	v.jfc.notify(solicited)
 	r := s.at(s.tail)
 	r.pos, r.end, r.seq, r.userCtx, r.imm, r.rem = pos, pos+inboxCells(len(data)), seq, w.UserCtx, w.Imm, rem
 	r.n, r.op, r.flags = uint32(len(data)), w.Opcode, w.Flags
@@ -138,32 +150,43 @@ func (q *sendq) countInbox() { storeRelease(&q.ibOut, q.ib.tail-q.ib.head) }
 // an arm that looks without the queue's lock.
 func (q *sendq) inboxOut() uint64 { return atomic.LoadUint64(&q.ibOut) }
 
-// switchRoute moves the queue's route to rq's inbox, if it has no request
-// left in the old one and rq has a route free.
-func (q *sendq) switchRoute(rq *recvq) bool {
+// switchRoute moves the queue's route to v's inbox, if it has no request
+// left in the old one and v has a route free.
+func (q *sendq) switchRoute(v *rqView) bool {
 	s := &q.ib
 	if s.head != s.tail {
 		return false
 	}
 	q.dropRoute()
-	route, ok := rq.inbox.takeRoute(q)
+	route, ok := v.inbox.takeRoute(q)
 	if !ok {
 		return false
 	}
 	if s.reqs == nil {
 		s.reqs = make([]inboxReq, physSlots(q.depth))
 	}
-	s.rq, s.route = rq, route
+	s.v, s.route = v, route
 	return true
 }
 
 // dropRoute gives the queue's route back; it has no request left in it.
+// A lost peer's inbox is not written: it is gone with the peer.
 func (q *sendq) dropRoute() {
 	s := &q.ib
-	if s.rq != nil {
-		s.rq.inbox.dropRoute(s.route)
-		s.rq = nil
+	if s.v != nil {
+		if s.v.peer == nil || s.v.peer.usable() == provider.CRSuccess {
+			s.v.inbox.dropRoute(s.route)
+		}
+		s.v = nil
 	}
+}
+
+// inboxGone tells whether the queue's inbox belongs to a peer that was
+// lost: its mappings must not be touched, and inboxLost has ended the
+// requests.
+func (q *sendq) inboxGone() bool {
+	v := q.ib.v
+	return v != nil && v.peer != nil && v.peer.usable() != provider.CRSuccess
 }
 
 // reapInbox completes, in order, the queue's requests that their inbox has
@@ -175,7 +198,11 @@ func (q *sendq) reapInbox() int {
 	if s.head == s.tail {
 		return 0
 	}
-	ib := s.rq.inbox
+	if q.inboxGone() {
+		q.inboxLost(s.v.peer)
+		return 1
+	}
+	ib := s.v.inbox
 	d := ib.box.head()
 	rt := &ib.routes[s.route]
 	done := 0
@@ -185,7 +212,7 @@ func (q *sendq) reapInbox() int {
 			break
 		}
 		// Read after deq: a deliverer stores the failure first.
-		if fa := rt.failAt.Load(); fa != 0 && r.pos >= fa-1 {
+		if fa := rt.failed(); fa != 0 && r.pos >= fa-1 {
 			q.countInbox()
 			q.withdrawInbox()
 			return done + 1
@@ -208,11 +235,15 @@ func (q *sendq) withdrawInbox() {
 	if s.head == s.tail {
 		return
 	}
-	ib := s.rq.inbox
-	ib.lock()
+	v := s.v
+	ib := v.inbox
+	if !ib.lock(q.inboxGone) {
+		q.inboxLost(v.peer)
+		return
+	}
 	d := ib.box.head()
 	rt := &ib.routes[s.route]
-	fa := rt.failAt.Load()
+	fa := rt.failed()
 	for ; s.head != s.tail; s.head++ {
 		r := s.at(s.head)
 		if r.end > d || (fa != 0 && r.pos >= fa-1) {
@@ -223,45 +254,77 @@ func (q *sendq) withdrawInbox() {
 	if r := s.at(s.head); s.head != s.tail && fa != 0 && r.pos == fa-1 {
 		w := provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx}
 		s.head++
-		q.fail(&w, r.seq, r.rem, provider.CRStatus(rt.failSt.Load()))
+		q.fail(&w, r.seq, r.rem, provider.CRStatus(atomic.LoadUint64(&rt.failSt)))
 	}
 	for ; s.head != s.tail; s.head++ {
 		r := s.at(s.head)
-		if len(q.free) == 0 {
-			q.grow()
-		}
-		n := len(q.free)
-		p := q.free[n-1]
-		q.free = q.free[:n-1]
-		p.wr = provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx, Target: r.rem, Imm: r.imm}
-		p.seq, p.rem = r.seq, r.rem
-		p.buf = p.buf[:0]
-		if r.local.Seg != nil {
-			p.sge[0] = r.local
-			p.wr.Local = p.sge[:1]
-			q.pending = append(q.pending, p)
-			continue
-		}
-		p.wr.Flags |= provider.FlagInline
-		if r.pos >= d {
+		p := q.takeBack(r)
+		if r.local.Seg == nil && r.pos >= d {
 			// Still in the inbox, where nobody writes it while the
 			// lock is held; one that deq passed was skipped after a
 			// failure, and the queue in ERROR only flushes it.
 			var data [inboxMaxData]byte
 			e := inboxEntry{pos: r.pos, hdr: inboxHeader{len: r.n}}
 			p.buf = append(p.buf, data[:ib.box.copyOut(&e, data[:])]...)
+			p.wr.Inline = p.buf
 		}
-		p.wr.Inline = p.buf
-		q.pending = append(q.pending, p)
 	}
-	rt.skipBelow.Store(atomic.LoadUint64(ib.box.r.enq))
-	rt.failAt.Store(0)
+	rt.reset(ib.box)
 	ib.unlock()
 	q.countInbox()
 	if q.state == provider.StateReady && len(q.pending) > 0 {
 		q.retries = 0
 		q.progress(retryKick)
 	}
+}
+
+// takeBack puts the request r, taken out of an inbox, at the end of the
+// pending list, reading its SGE again when it runs or with its inline data
+// (for the caller to fill in).
+func (q *sendq) takeBack(r *inboxReq) *pendingWR {
+	if len(q.free) == 0 {
+		q.grow()
+	}
+	n := len(q.free)
+	p := q.free[n-1]
+	q.free = q.free[:n-1]
+	p.wr = provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx, Target: r.rem, Imm: r.imm}
+	p.seq, p.rem = r.seq, r.rem
+	p.buf = p.buf[:0]
+	if r.local.Seg != nil {
+		p.sge[0] = r.local
+		p.wr.Local = p.sge[:1]
+	} else {
+		p.wr.Flags |= provider.FlagInline
+	}
+	q.pending = append(q.pending, p)
+	return p
+}
+
+// inboxLost ends the requests the queue left in the inbox of p's queue,
+// the peer being lost: the oldest fails with the loss's status and the
+// queue goes to ERROR, the others are flushed, as for requests waiting for
+// a receive at it. Its inbox is not touched.
+func (q *sendq) inboxLost(p *peerConn) {
+	s := &q.ib
+	if s.v == nil || s.v.peer != p {
+		return
+	}
+	if s.head != s.tail {
+		r := s.at(s.head)
+		w := provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx}
+		s.head++
+		if q.state == provider.StateReady {
+			q.fail(&w, r.seq, r.rem, p.lossStatus())
+		} else {
+			q.takeBack(r)
+		}
+		for ; s.head != s.tail; s.head++ {
+			q.takeBack(s.at(s.head))
+		}
+	}
+	s.v = nil
+	q.countInbox()
 }
 
 // clearInbox finishes the queue's requests in an inbox before a request
@@ -283,10 +346,17 @@ func (q *sendq) settleInbox() {
 	if q.reapInbox(); s.head == s.tail {
 		return
 	}
-	ib := s.rq.inbox
+	if q.inboxGone() {
+		q.inboxLost(s.v.peer)
+		return
+	}
+	ib := s.v.inbox
 	until := s.at(s.tail - 1).end
-	ib.lock()
-	s.rq.deliverLocked(int(until-ib.box.head()), until)
+	if !ib.lock(q.inboxGone) {
+		q.inboxLost(s.v.peer)
+		return
+	}
+	s.v.deliverLocked(int(until-ib.box.head()), until, nil)
 	ib.unlock()
 	if q.reapInbox(); s.head != s.tail {
 		q.withdrawInbox()
@@ -305,23 +375,29 @@ func (q *sendq) pollInbox() {
 	if q.closed.Load() || s.head == s.tail {
 		return
 	}
-	if q.reapInbox() > 0 {
+	// One poll in inboxPollEvery looks: each look reads lines the
+	// receiver writes as it delivers (deq, its activity), and a sender
+	// spinning on its JFC would take them from it on every poll.
+	if s.polls++; s.polls%inboxPollEvery != 0 {
+		return
+	}
+	if q.reapInbox() > 0 || s.head == s.tail {
 		s.idle, s.seenAt, s.still = 0, 0, 0
 		return
 	}
-	ib := s.rq.inbox
-	if a := ib.active.Load(); a != s.seenActive {
+	ib := s.v.inbox
+	if a := ib.active(); a != s.seenActive {
 		s.seenActive, s.still = a, 0
-	} else if s.still++; s.still >= inboxStillPolls && ib.held.Load() == 0 {
+	} else if s.still++; s.still >= inboxStillPolls && ib.held().Load() == 0 {
 		s.still = 0
 		q.settleInbox()
 		return
 	}
-	// The clock is read every 16 empty polls: a poll costs less.
-	if s.idle++; s.idle&15 != 0 {
+	// The clock is read every 4 looks: a poll costs less.
+	if s.idle++; s.idle&3 != 0 {
 		return
 	}
-	now, h := monoNow(), s.rq.inbox.box.head()
+	now, h := monoNow(), ib.box.head()
 	if s.seenAt == 0 || h != s.seenHead {
 		s.seenAt, s.seenHead = now, h
 		return
@@ -352,7 +428,11 @@ func (q *sendq) inboxTimer() {
 	if q.closed.Load() || s.head == s.tail {
 		return
 	}
-	if h := s.rq.inbox.box.head(); h != s.timerHead {
+	if q.inboxGone() {
+		q.inboxLost(s.v.peer)
+		return
+	}
+	if h := s.v.inbox.box.head(); h != s.timerHead {
 		s.timerHead = h
 		q.reapInbox()
 	} else {

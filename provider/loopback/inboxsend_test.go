@@ -130,20 +130,28 @@ func TestInboxStream(t *testing.T) {
 // TestInboxReceiverNeverPolls sends to a JFR whose JFC nobody polls: the
 // sender, polling its own JFC, delivers the message itself, so its
 // completion still comes, and the message is in the buffer and its record
-// in the receiver's JFC.
+// in the receiver's JFC. (The first SEND of a queue with nothing else
+// outstanding goes the usual way; the second, to the inbox.)
 func TestInboxReceiverNeverPolls(t *testing.T) {
 	p := newPair(t)
-	copy(p.src.Bytes(), "never polled")
+	copy(p.src.Bytes(), "first, then never polled")
 	require.NoError(t, p.jfr.Recv(p.dst.SGE(0, 64), 7))
-	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 12), 0, 1))
-	cr := pollFor(t, p.jfcA, 1)[0]
-	require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
-	require.Equal(t, "never polled", string(p.dst.Bytes()[:12]), "completed before the data arrived")
-	rcr := pollFor(t, p.jfcB, 1)[0]
-	require.Equal(t, urma.CRSuccess, rcr.Status, "%v", rcr)
-	require.Equal(t, uint64(7), rcr.UserCtx)
-	require.Equal(t, uint32(12), rcr.Len)
+	require.NoError(t, p.jfr.Recv(p.dst.SGE(64, 64), 8))
+	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 5), 0, 1))
+	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(7, 17), 0, 2))
+	crs := pollFor(t, p.jfcA, 2)
+	for i, cr := range crs {
+		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
+		require.Equal(t, uint64(i+1), cr.UserCtx)
+	}
+	require.Equal(t, "never polled", string(p.dst.Bytes()[64+5:64+17]), "completed before the data arrived")
 	require.NotZero(t, loopback.InboxConsumed(p.jfr.Raw()), "the message did not go through the inbox")
+	rcrs := pollFor(t, p.jfcB, 2)
+	for i, rcr := range rcrs {
+		require.Equal(t, urma.CRSuccess, rcr.Status, "%v", rcr)
+		require.Equal(t, uint64(7+i), rcr.UserCtx)
+	}
+	require.Equal(t, uint32(17), rcrs[1].Len)
 }
 
 // TestInboxMixedListInOrder posts one list of small SENDs (inbox), a large
@@ -222,14 +230,50 @@ func TestInboxFailureMidStream(t *testing.T) {
 
 // TestInboxReceiverClosed closes a JFR while a message waits in its inbox
 // (nobody polled): the sender completes it with REM_ACCESS_ABORT_ERR, as a
-// SEND to a closed JFR.
+// SEND to a closed JFR. (The first SEND goes the usual way.)
 func TestInboxReceiverClosed(t *testing.T) {
 	p := newPair(t)
 	require.NoError(t, p.jfr.Recv(p.dst.SGE(0, 64), 1))
+	require.NoError(t, p.jfr.Recv(p.dst.SGE(64, 64), 2))
 	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 8), 0, 1))
+	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 8), 0, 2))
 	require.NoError(t, p.jfr.Close())
-	cr := pollFor(t, p.jfcA, 1)[0]
-	require.Equal(t, urma.CRRemAccessAbortErr, cr.Status, "%v", cr)
-	recv := pollFor(t, p.jfcB, 1)[0]
-	require.Equal(t, urma.CRWRFlushErr, recv.Status, "the receive was used: %v", recv)
+	crs := pollFor(t, p.jfcA, 2)
+	require.Equal(t, urma.CRSuccess, crs[0].Status, "%v", crs[0])
+	require.Equal(t, urma.CRRemAccessAbortErr, crs[1].Status, "%v", crs[1])
+	recvs := pollFor(t, p.jfcB, 2)
+	require.Equal(t, urma.CRSuccess, recvs[0].Status, "%v", recvs[0])
+	require.Equal(t, urma.CRWRFlushErr, recvs[1].Status, "the receive was used: %v", recvs[1])
+}
+
+// TestInboxRearm arms the receiver's JFC while messages wait in the inbox
+// (nobody polled): Rearm refuses, so its caller polls them, and a message
+// left after a successful arm raises the event.
+func TestInboxRearm(t *testing.T) {
+	p := newPair(t)
+	jfce, err := jetty.NewJFCE(p.b)
+	require.NoError(t, err)
+	rjfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{JFCE: jfce})
+	require.NoError(t, err)
+	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: rjfc})
+	require.NoError(t, err)
+	remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
+	require.NoError(t, err)
+	for k := range 4 {
+		require.NoError(t, jfr.Recv(p.dst.SGE(uint64(k)*64, 64), uint64(k)))
+	}
+	send := func(ctx uint64) jetty.WR {
+		return jetty.WR{Opcode: urma.OpSend, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
+	}
+	require.NoError(t, p.jfs.Post([]jetty.WR{send(0)})) // the usual way: nothing else outstanding
+	require.Len(t, pollFor(t, rjfc, 1), 1)
+	require.NoError(t, p.jfs.Post([]jetty.WR{send(1)})) // to the inbox: send(0) is not polled
+	require.ErrorIs(t, rjfc.Rearm(false), urma.ErrAgain, "armed with a message waiting in the inbox")
+	require.Len(t, pollFor(t, rjfc, 1), 1)
+	require.NotZero(t, loopback.InboxConsumed(jfr.Raw()), "no message went through the inbox")
+
+	require.NoError(t, rjfc.Rearm(false))
+	require.NoError(t, p.jfs.Post([]jetty.WR{send(2), send(3)}))
+	require.NoError(t, rjfc.Wait(5*time.Second), "no event for the messages")
+	require.Len(t, pollFor(t, rjfc, 2), 2)
 }

@@ -272,7 +272,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	if j.closed.Load() {
 		return 0, errClosed("jfc")
 	}
-	j.pollInboxes()
+	j.pollSenders()
 	r := j.view.ring
 	n := 0
 	for n < len(crs) {
@@ -293,19 +293,23 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			break // the batch reached a slot not yet published
 		}
 	}
+	for _, q := range j.inboxRQs.load() {
+		q.inbox.bump()
+		if n < len(crs) {
+			n += q.deliverInto(crs[n:])
+		}
+	}
 	if n == 0 && j.stalled.any.Load() {
 		j.stalled.retry()
 	}
 	return n, nil
 }
 
-// pollInboxes delivers what waits in the inboxes of the receive queues
-// that complete here, then completes what the inboxes delivered for the
-// send queues that complete here: their records are then in the ring.
-func (j *jfc) pollInboxes() {
-	for _, q := range j.inboxRQs.load() {
-		q.pollDeliver()
-	}
+// pollSenders completes what the inboxes delivered for the send queues that
+// complete here: their records are then in the ring. (The inboxes of the
+// receive queues that complete here deliver into the poll's output, after
+// the ring's records.)
+func (j *jfc) pollSenders() {
 	for _, q := range j.inboxSQs.load() {
 		if q.inboxOut() != 0 {
 			q.pollInbox()

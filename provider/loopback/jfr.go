@@ -88,6 +88,7 @@ type rqView struct {
 	crFlags provider.CRFlags
 	local   *recvq
 	peer    *peerConn
+	inbox   *rqInbox // nil: a peer that gave none
 }
 
 func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
@@ -127,7 +128,7 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 // setID gives the queue its id, once its JFR or Jetty has one.
 func (q *recvq) setID(id uint32) {
 	q.id = id
-	q.view = rqView{id: id, maxSGE: q.maxSGE, ring: q.ring, jfc: &q.jfc.view, crFlags: q.crFlags, local: q}
+	q.view = rqView{id: id, maxSGE: q.maxSGE, ring: q.ring, jfc: &q.jfc.view, crFlags: q.crFlags, local: q, inbox: q.inbox}
 }
 
 func (q *recvq) state() *atomic.Uint32 { return q.ring.meta(metaState) }
@@ -226,9 +227,13 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		done += got
 	}
 	q.wakeSenders()
-	// Messages may wait in the inbox for these receives.
+	// Messages may wait in the inbox for these receives. The next poll
+	// delivers them; a JFC armed meanwhile (its Rearm saw no receive for
+	// them) is told now. As urgent: one of them may be solicited.
 	q.inbox.bump()
-	q.tryDeliver(inboxBatch)
+	if q.inbox.waiting() {
+		q.jfc.view.notify(true)
+	}
 	if err != nil {
 		return done, err
 	}

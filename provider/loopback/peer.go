@@ -366,8 +366,12 @@ func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, 
 		return nil, err
 	}
 	r, ok := decodeJettyReply(m.payload)
-	want := 2 + int(r.hasEventfd)
-	if !ok || len(m.fds) != want || r.maxSGE == 0 || r.maxSGE > maxSGE || r.depth == 0 || r.depth > maxDepth ||
+	hasInbox := 0
+	if r.inboxCells > 0 {
+		hasInbox = 1
+	}
+	want := 2 + int(r.hasEventfd) + hasInbox
+	if !ok || len(m.fds) != want || r.inboxCells > 1<<14 || r.maxSGE == 0 || r.maxSGE > maxSGE || r.depth == 0 || r.depth > maxDepth ||
 		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != slotSizeFor(recvSlotSize(int(r.maxSGE))) ||
 		r.jfcSlotSize != slotSizeFor(crSlotSize) {
 		m.closeFDs()
@@ -400,6 +404,18 @@ func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, 
 		}
 		p.jfcs[r.jfcID] = jv
 	}
+	var ib *rqInbox
+	if hasInbox == 1 {
+		last := len(m.fds) - 1
+		var err error
+		ib, err = attachRQInbox(m.fds[last], int(r.inboxCells))
+		m.fds[last] = -1
+		if err != nil {
+			m.closeFDs()
+			return nil, err
+		}
+		p.maps = append(p.maps, ib.box.r.m)
+	}
 	ring, err := attachRing(m.fds[0], int(r.depth), r.slotSize)
 	m.fds[0] = -1
 	for _, fd := range m.fds {
@@ -411,7 +427,7 @@ func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, 
 		return nil, err
 	}
 	p.maps = append(p.maps, ring.m)
-	v := &rqView{id: r.id, maxSGE: int(r.maxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.crFlags), peer: p}
+	v := &rqView{id: r.id, maxSGE: int(r.maxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.crFlags), peer: p, inbox: ib}
 	p.rqs[r.id] = v
 	return v, nil
 }

@@ -23,7 +23,7 @@ const (
 	msgHello       msgType = iota + 1 // {pid u32} -> {pid u32} + page fd
 	msgImportSeg                      // {desc [48], token u32} -> segReply + memfd (allocated memory)
 	msgSegFD                          // {handle u32, gen u32} -> segReply + memfd (a receive buffer)
-	msgImportJetty                    // {desc [32], token u32} -> jettyReply + ring, jfc ring, eventfd fds
+	msgImportJetty                    // {desc [32], token u32} -> jettyReply + ring, jfc ring, eventfd, inbox fds
 	msgList                           // {} -> JSON ContextInfo
 	msgNotify                         // {jfc id u32}: a record was dropped
 	msgBye                            // sent by a closing context to its importers; no reply
@@ -207,17 +207,19 @@ type jettyReply struct {
 	jfcID, jfcDepth   uint32
 	jfcSlotSize       uint64
 	hasEventfd        uint32
+	inboxCells        uint32 // 0: no inbox (its fd is then absent)
 }
 
 func (r jettyReply) encode() []byte {
 	var w wire
 	return w.u32(r.id).u32(r.maxSGE).u32(r.depth).u64(r.slotSize).u32(r.crFlags).
-		u32(r.jfcID).u32(r.jfcDepth).u64(r.jfcSlotSize).u32(r.hasEventfd).b
+		u32(r.jfcID).u32(r.jfcDepth).u64(r.jfcSlotSize).u32(r.hasEventfd).u32(r.inboxCells).b
 }
 
 func decodeJettyReply(b []byte) (jettyReply, bool) {
 	w := wire{b: b}
 	r := jettyReply{id: w.getU32(), maxSGE: w.getU32(), depth: w.getU32(), slotSize: w.getU64(),
-		crFlags: w.getU32(), jfcID: w.getU32(), jfcDepth: w.getU32(), jfcSlotSize: w.getU64(), hasEventfd: w.getU32()}
+		crFlags: w.getU32(), jfcID: w.getU32(), jfcDepth: w.getU32(), jfcSlotSize: w.getU64(), hasEventfd: w.getU32(),
+		inboxCells: w.getU32()}
 	return r, !w.short
 }

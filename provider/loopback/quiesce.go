@@ -59,16 +59,14 @@ func quiesceProcess() {
 	}
 	processSendqs.mu.Unlock()
 	quiesce(qs)
+	// A delivery from an inbox reaches a receive's buffer under the
+	// inbox's consumer lock, not a send queue's. The lock is in the
+	// inbox's mapping: the list's lock keeps the last unref from
+	// unmapping it meanwhile.
 	processInboxes.mu.Lock()
-	ibs := make([]*rqInbox, 0, len(processInboxes.all))
+	defer processInboxes.mu.Unlock()
 	for ib := range processInboxes.all {
-		ibs = append(ibs, ib)
-	}
-	processInboxes.mu.Unlock()
-	for _, ib := range ibs {
-		// A delivery from an inbox reaches a receive's buffer under
-		// the inbox's consumer lock, not a send queue's.
-		ib.lock()
+		ib.lock(nil)
 		ib.unlock()
 	}
 }

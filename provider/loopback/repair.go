@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
 )
@@ -25,9 +28,10 @@ const repairGrace = 2 * time.Second
 
 // heldSlot is a slot found held, with the object whose ring it is in.
 type heldSlot struct {
-	jfc *jfc   // a JFC slot reserved and not published
-	rq  *recvq // or a receive claimed and not released
-	pos uint64
+	jfc   *jfc   // a JFC slot reserved and not published
+	rq    *recvq // or a receive claimed and not released
+	inbox *recvq // or a cell of its inbox reserved and not published
+	pos   uint64
 }
 
 // scheduleRepair is called when an importer's connection ends.
@@ -76,6 +80,9 @@ func appendClaimed(held []heldSlot, q *recvq) []heldSlot {
 	for _, p := range q.ring.heldClaimed() {
 		held = append(held, heldSlot{rq: q, pos: p})
 	}
+	for _, p := range q.inbox.box.heldCells() {
+		held = append(held, heldSlot{inbox: q, pos: p})
+	}
 	return held
 }
 
@@ -90,6 +97,7 @@ func (c *lbContext) repair(held []heldSlot) {
 		time.AfterFunc(repairGrace, func() { c.repair(held) })
 		return
 	}
+	c.repairInboxesLocked()
 	now := map[heldSlot]bool{}
 	for _, h := range c.heldSlotsLocked() {
 		now[h] = true
@@ -104,6 +112,10 @@ func (c *lbContext) repair(held []heldSlot) {
 			r.publish(h.pos)
 			continue
 		}
+		if h.inbox != nil {
+			h.inbox.inbox.box.hole(h.pos)
+			continue
+		}
 		// The sender died with the message half written: the receive
 		// comes back flushed, and its slot can be posted again.
 		r := h.rq.ring
@@ -113,6 +125,44 @@ func (c *lbContext) repair(held []heldSlot) {
 		h.rq.jfc.view.push(&cr, 0)
 	}
 }
+
+// repairInboxesLocked frees what processes that died hold in the inboxes of
+// the context's queues: the consumer lock (a sender that died helping;
+// deq is past every message it delivered but the one it was on), and
+// routes (their messages left are skipped).
+func (c *lbContext) repairInboxesLocked() {
+	for _, kid := range c.children {
+		var q *recvq
+		switch o := kid.(type) {
+		case *jfrObj:
+			q = o.recvq
+		case *jettyObj:
+			if o.shared == nil {
+				q = o.rq
+			}
+		}
+		if q == nil || q.closed.Load() {
+			continue
+		}
+		ib := q.inbox
+		if h := ib.held().Load(); h != 0 && !alive(int(h)) {
+			ib.held().CompareAndSwap(h, 0)
+		}
+		for i := range ib.routes {
+			rt := &ib.routes[i]
+			o := atomic.LoadUint64(&rt.owner)
+			if o == 0 || alive(int(o>>32)) || !ib.lock(nil) {
+				continue
+			}
+			rt.reset(ib.box)
+			atomic.CompareAndSwapUint64(&rt.owner, o, 0)
+			ib.unlock()
+		}
+	}
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH }
 
 // stopped reports whether process pid is stopped (by a signal or a tracer).
 func stopped(pid int32) bool {

@@ -3,6 +3,7 @@ package loopback
 import (
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -94,4 +95,60 @@ func TestStoppedProcess(t *testing.T) {
 	require.Eventually(t, func() bool { return stopped(pid) }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGCONT))
 	require.Eventually(t, func() bool { return !stopped(pid) }, 5*time.Second, 10*time.Millisecond)
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+// A sender process that died in an inbox leaves cells reserved and not
+// published, maybe the consumer lock held and its routes taken. The repair
+// publishes the cells as holes (and the further cells of their entry are
+// skipped), frees the lock and the routes: the messages after them are
+// delivered.
+func TestRepairInbox(t *testing.T) {
+	c, j, q := openRepairTest(t)
+	seg, err := c.AllocSegment(4096, provider.SegmentConfig{Access: provider.AccessLocalOnly})
+	require.NoError(t, err)
+	_, err = q.PostRecv([]provider.RecvWR{{UserCtx: 5, Local: []provider.SGE{{Seg: seg, Addr: seg.Desc().VA, Len: 64}}}})
+	require.NoError(t, err)
+	ib := q.inbox
+	b := ib.box
+	dead := uint64(deadPID(t))
+
+	// The dead sender: two cells reserved, the second published as the
+	// rest of an entry, the first never; a route; the consumer lock.
+	pos, ok := b.r.reserveRecords(2)
+	require.True(t, ok)
+	storeRelease(b.r.seq(pos+1), (pos+2)|inboxCont)
+	atomic.StoreUint64(&ib.routes[3].owner, dead<<32|9)
+	require.True(t, ib.held().CompareAndSwap(0, uint32(dead)))
+	// A live sender's message behind them, on a route of this process.
+	atomic.StoreUint64(&ib.routes[0].owner, uint64(os.Getpid())<<32|1)
+	_, ok = b.put(inboxHeader{len: 5, route: 0, opcode: uint8(provider.OpSend)}, 0, []byte("after"))
+	require.True(t, ok)
+
+	crs := make([]provider.CR, 4)
+	n, err := j.Poll(crs)
+	require.NoError(t, err)
+	require.Zero(t, n, "the message behind the dead sender's cells is delivered before the repair")
+
+	held := c.heldSlots()
+	require.Equal(t, []heldSlot{{inbox: q.recvq, pos: pos}}, held, "the unpublished cell is held; the published rest is not")
+	c.repair(held)
+	require.Zero(t, ib.held().Load(), "the dead holder's lock is free")
+	require.Zero(t, atomic.LoadUint64(&ib.routes[3].owner), "the dead sender's route is free")
+	require.NotZero(t, atomic.LoadUint64(&ib.routes[0].owner), "a live sender's route is kept")
+
+	n, err = j.Poll(crs)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the hole and the orphan cell are skipped, the message after them delivered")
+	require.Equal(t, provider.CRSuccess, crs[0].Status, "%v", crs[0])
+	require.Equal(t, uint64(5), crs[0].UserCtx)
+	require.Equal(t, "after", string(seg.(*segment).ref.mem[:5]))
+	require.Empty(t, c.heldSlots())
 }

@@ -1,6 +1,8 @@
 package loopback
 
 import (
+	"encoding/binary"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,49 +11,86 @@ import (
 	"github.com/urma-go/sdk/spin"
 )
 
-// rqInbox is the inbox of a receive queue of this process (see
-// docs/send-delivery.md): the cells senders of this process leave small
-// SENDs in, the routes that name those senders, and the consumer lock. The
-// queue delivers the messages itself, when its JFC is polled, when
-// receives are posted, or when a sender that waited long enough helps.
+// rqInbox is the inbox of a receive queue (see docs/send-delivery.md) as
+// one process sees it: the cells senders leave small SENDs in, the routes
+// that name those senders, and the consumer lock, all in one shared
+// mapping. The queue's own process delivers the messages when its JFC is
+// polled, when receives are posted or when it arms; a sender, in any
+// process, delivers them when the receiver stands still.
 type rqInbox struct {
-	box *inbox
-	// held is the consumer lock: whoever delivers holds it, so messages
-	// are delivered in the order they were left and each once.
-	held atomic.Uint32
-	// refs counts the queue and each route held: a sender that holds a
-	// route reads deq and its failure word after the queue is gone.
-	refs atomic.Int32
-	// active counts the receiver's polls and posts of receives, alone on
-	// its line: a sender whose messages wait while it stands still helps
-	// at once (one thread that sends, then polls its own JFC first).
-	_      [64]byte
-	active atomic.Uint64
-	_      [56]byte
+	box    *inbox
+	routes *[inboxRoutes]routeSlot
+	// local is set in the queue's own process, where the inbox is
+	// unmapped once the queue and every route held by a sender of the
+	// process are gone (refs). A peer's inbox stays mapped until its
+	// link's teardown.
+	local bool
+	refs  atomic.Int32
 
-	mu     sync.Mutex // guards the routes' owners and closed
+	mu     sync.Mutex // guards closed and owners
 	closed bool       // the queue is going: no route is given any more
-	routes [inboxRoutes]inboxRoute
+	// owners are the send queues of this process holding a route, which
+	// a Close of the queue waits out (see failInbox).
+	owners [inboxRoutes]*sendq
 }
 
 // inboxRoutes is how many send queues one inbox serves at once; a queue
 // that finds none free sends the usual way.
 const inboxRoutes = 64
 
-// inboxRoute is a send queue's entry in an inbox's table: it names the
-// sender in the receive records, and tells the sender how delivery went.
-type inboxRoute struct {
-	owner *sendq // under rqInbox.mu; nil when free
-	sw    senderWords
+// inboxHole is the route of an entry the repair wrote in place of one whose
+// producer died before publishing it; it is skipped.
+const inboxHole = 0xffff
+
+// Meta words of an inbox's ring, on two lines: the receiver writes both
+// all the time, and senders read the second now and then.
+const (
+	metaHeld   = 0  // the consumer lock: 0, or the pid of its holder
+	metaActive = 16 // counts the receiver's polls and posts of receives
+)
+
+// routeSlot is a send queue's entry in an inbox's route table, in the
+// shared mapping: it names the sender in the receive records, and tells the
+// sender how delivery went. One line each: senders read their own,
+// deliverers every route.
+type routeSlot struct {
+	// owner is 0 for a free route, else the owner's pid << 32 | its
+	// queue's id.
+	owner uint64
 	// failAt is one past the position of the route's message whose
 	// delivery failed, and failSt its status for the sender; the route's
 	// later messages are not delivered. 0: none failed.
-	failAt atomic.Uint64
-	failSt atomic.Uint32
+	failAt uint64
+	failSt uint64
 	// skipBelow is where the route's messages start to count: those
 	// before it were taken back by their sender (see withdrawInbox).
-	skipBelow atomic.Uint64
-	_         [64]byte // senders read their route, deliverers every route
+	skipBelow uint64
+	sw        senderWords
+	_         uint64
+}
+
+func (rt *routeSlot) failed() uint64 { return atomic.LoadUint64(&rt.failAt) }
+
+// skips tells whether the route's message at pos is not to be delivered:
+// taken back by its sender, or after a failure.
+func (rt *routeSlot) skips(pos uint64) bool {
+	return pos < atomic.LoadUint64(&rt.skipBelow) || atomic.LoadUint64(&rt.failAt) != 0
+}
+
+// fail records that the route's message at pos failed with st. Stored
+// before deq moves past the message: a sender that sees it delivered
+// sees this.
+func (rt *routeSlot) fail(pos uint64, st provider.CRStatus) {
+	atomic.StoreUint64(&rt.failSt, uint64(st))
+	atomic.StoreUint64(&rt.failAt, pos+1)
+}
+
+// reset makes the route count from the inbox's enq: messages before it (a
+// former owner's, or its owner's taken back) are skipped, and no failure
+// is recorded. Under the consumer lock, or before the route is used.
+func (rt *routeSlot) reset(b *inbox) {
+	atomic.StoreUint64(&rt.skipBelow, atomic.LoadUint64(b.r.enq))
+	atomic.StoreUint64(&rt.failAt, 0)
 }
 
 // inboxCellsFor is the size of the inbox of a receive queue of depth
@@ -64,13 +103,22 @@ func newRQInbox(depth int) (*rqInbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	ib := &rqInbox{box: b}
+	ib := &rqInbox{box: b, routes: b.routes(), local: true}
 	ib.refs.Store(1)
 	trackInbox(ib)
 	return ib, nil
 }
 
-// unref drops a reference; the last one unmaps the inbox.
+// attachRQInbox maps the inbox of a peer's queue, passed as fd.
+func attachRQInbox(fd int, cells int) (*rqInbox, error) {
+	b, err := attachInbox(fd, cells)
+	if err != nil {
+		return nil, err
+	}
+	return &rqInbox{box: b, routes: b.routes()}, nil
+}
+
+// unref drops a reference to a local inbox; the last one unmaps it.
 func (ib *rqInbox) unref() {
 	if ib.refs.Add(-1) == 0 {
 		untrackInbox(ib)
@@ -78,25 +126,40 @@ func (ib *rqInbox) unref() {
 	}
 }
 
+func (ib *rqInbox) held() *atomic.Uint32 { return ib.box.r.meta(metaHeld) }
+
 // bump counts a sign of the receiver's life. One writer in the common case,
 // so no locked instruction: a lost count among racing pollers changes
 // nothing a sender concludes.
-func (ib *rqInbox) bump() { ib.active.Store(ib.active.Load() + 1) }
+func (ib *rqInbox) bump() {
+	a := ib.box.r.meta(metaActive)
+	a.Store(a.Load() + 1)
+}
+
+func (ib *rqInbox) active() uint32 { return ib.box.r.meta(metaActive).Load() }
 
 // tryLock takes the consumer lock if it is free.
-func (ib *rqInbox) tryLock() bool { return ib.held.Load() == 0 && ib.held.CompareAndSwap(0, 1) }
+func (ib *rqInbox) tryLock() bool {
+	h := ib.held()
+	return h.Load() == 0 && h.CompareAndSwap(0, uint32(os.Getpid()))
+}
 
 // lock takes the consumer lock, waiting for its holder, who delivers a
-// bounded number of messages.
-func (ib *rqInbox) lock() {
+// bounded number of messages; false if gone() says to stop waiting (a
+// peer's inbox whose process died).
+func (ib *rqInbox) lock(gone func() bool) bool {
 	var w spin.Wait
 	for !ib.tryLock() {
+		if gone != nil && gone() {
+			return false
+		}
 		w.Idle()
 		runtime.Gosched()
 	}
+	return true
 }
 
-func (ib *rqInbox) unlock() { ib.held.Store(0) }
+func (ib *rqInbox) unlock() { ib.held().Store(0) }
 
 // waiting tells whether a message is published at the head of the inbox.
 // It reads the head cell's sequence word, not enq: every post writes enq,
@@ -105,7 +168,7 @@ func (ib *rqInbox) unlock() { ib.held.Store(0) }
 func (ib *rqInbox) waiting() bool {
 	r := ib.box.r
 	pos := atomic.LoadUint64(r.deq)
-	return atomic.LoadUint64(r.seq(pos)) == pos+1
+	return atomic.LoadUint64(r.seq(pos))&^inboxCont == pos+1
 }
 
 // takeRoute gives q a free route, naming it; false when none is free.
@@ -115,18 +178,20 @@ func (ib *rqInbox) takeRoute(q *sendq) (uint16, bool) {
 	if ib.closed {
 		return 0, false
 	}
+	me := uint64(os.Getpid())<<32 | uint64(q.id)
 	for i := range ib.routes {
 		rt := &ib.routes[i]
-		if rt.owner != nil {
+		if atomic.LoadUint64(&rt.owner) != 0 || !atomic.CompareAndSwapUint64(&rt.owner, 0, me) {
 			continue
 		}
-		rt.owner = q
+		// Set before the route's first message, which a deliverer
+		// reads after it: stores are seen in order.
 		rt.sw.fill(q)
-		// Messages of the route's last owner, if any were left, were
-		// all taken back: none is delivered as this one's.
-		rt.skipBelow.Store(atomic.LoadUint64(ib.box.r.enq))
-		rt.failAt.Store(0)
-		ib.refs.Add(1)
+		rt.reset(ib.box)
+		ib.owners[i] = q
+		if ib.local {
+			ib.refs.Add(1)
+		}
 		return uint16(i), true
 	}
 	return 0, false
@@ -135,9 +200,12 @@ func (ib *rqInbox) takeRoute(q *sendq) (uint16, bool) {
 // dropRoute frees a route whose owner has no message left in the inbox.
 func (ib *rqInbox) dropRoute(route uint16) {
 	ib.mu.Lock()
-	ib.routes[route].owner = nil
+	ib.owners[route] = nil
+	atomic.StoreUint64(&ib.routes[route].owner, 0)
 	ib.mu.Unlock()
-	ib.unref()
+	if ib.local {
+		ib.unref()
+	}
 }
 
 // inboxBatch is the most messages a poll or a post of receives delivers
@@ -151,59 +219,100 @@ func (q *recvq) tryDeliver(max int) {
 	if !ib.waiting() || !ib.tryLock() {
 		return
 	}
-	q.deliverLocked(max, ^uint64(0))
+	q.view.deliverLocked(max, ^uint64(0), nil)
 	ib.unlock()
 }
 
-// deliverLocked delivers the inbox's messages in order, up to max of them
-// and up to position until, under the consumer lock. It returns whether it
-// stopped at a message that no receive was posted for (RNR): that message
-// stays first in the inbox.
-func (q *recvq) deliverLocked(max int, until uint64) (rnr bool) {
+// deliverInto is a poll's delivery of the queue's inbox: its records go
+// straight into out, not through the JFC's ring, while the ring is empty
+// (a record in it would be older). It returns how many it made.
+func (q *recvq) deliverInto(out []provider.CR) int {
 	ib := q.inbox
+	if !ib.waiting() || !q.posting.enter(&q.closed) {
+		return 0
+	}
+	n := 0
+	if ib.tryLock() {
+		n, _ = q.view.deliverLocked(len(out), ^uint64(0), out)
+		ib.unlock()
+	}
+	q.posting.leave()
+	return n
+}
+
+// deliverLocked delivers v's inbox's messages in order, up to max of them
+// and up to position until, under the consumer lock. With out, their
+// records go there, not to the JFC's ring, and delivery stops when out is
+// full or the ring holds a record. It returns how many records it put in
+// out, and whether it stopped at a message that no receive was posted for
+// (RNR): that message stays first in the inbox. deq moves past each
+// message as soon as it is delivered, so a helper that dies midway leaves
+// the next deliverer nothing to deliver twice but the message it was on.
+func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made int, rnr bool) {
+	ib := v.inbox
 	b := ib.box
 	pos := b.head()
 	var e inboxEntry
-	for n := 0; n < max && pos < until && b.peek(pos, &e); n++ {
-		if int(e.hdr.route) < len(ib.routes) {
+	jr := v.jfc.ring
+	for n := 0; n < max && pos < until; n++ {
+		// Read after the message was seen: a sender's record written
+		// before its message is then in sight (stores are seen in
+		// order), and goes out first.
+		if out != nil && (made == len(out) || atomic.LoadUint64(jr.enq) != atomic.LoadUint64(jr.deq)) {
+			break
+		}
+		if !b.peek(pos, &e) {
+			if atomic.LoadUint64(b.r.seq(pos)) != (pos+1)|inboxCont {
+				break
+			}
+			e.cells = 1 // a cell whose entry's head was lost (repairInbox)
+		} else if e.hdr.route < inboxRoutes {
 			rt := &ib.routes[e.hdr.route]
-			if pos >= rt.skipBelow.Load() && rt.failAt.Load() == 0 {
-				st, wait := q.deliverEntry(&e, rt)
+			if !rt.skips(pos) {
+				var cr *provider.CR
+				if out != nil {
+					cr = &out[made]
+				}
+				st, wait := v.deliverEntry(&e, rt, cr)
 				if wait {
 					rnr = true
 					break
 				}
+				if cr != nil {
+					made++
+				}
 				if st != provider.CRSuccess {
-					// Stored before deq moves past the message: a
-					// sender that sees it delivered sees this.
-					rt.failSt.Store(uint32(st))
-					rt.failAt.Store(pos + 1)
+					rt.fail(pos, st)
 				}
 			}
 		}
 		pos += e.cells
+		b.consume(pos)
 	}
-	b.consume(pos)
-	return rnr
+	return made, rnr
 }
 
 // deliverEntry delivers the message e into the queue's oldest receive and
-// writes its receive record, what deliver does for a SEND from another
-// queue's core. It returns the status the sender completes with, or rnr
-// when no receive is posted.
-func (q *recvq) deliverEntry(e *inboxEntry, rt *inboxRoute) (provider.CRStatus, bool) {
-	if provider.State(q.st.Load()) != provider.StateReady {
-		return provider.CRRemAccessAbortErr, false
+// writes its receive record, into out or else the JFC's ring: what deliver
+// does for a SEND from another queue's core. It returns the status the
+// sender completes with, or rnr when no receive is posted (and out is not
+// written).
+func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (provider.CRStatus, bool) {
+	if st := v.ready(); st != provider.CRSuccess {
+		return st, false
 	}
-	v := &q.view
-	pos, ok := q.ring.claim()
+	pos, ok := v.ring.claim()
 	if !ok {
 		return provider.CRSuccess, true
 	}
-	userCtx := (*recvSlot)(q.ring.payload(pos)).userCtx
+	userCtx := (*recvSlot)(v.ring.payload(pos)).userCtx
 	n := e.hdr.len
-	if q.copyEntry(e, pos) {
-		q.ring.release(pos)
+	if v.copyEntry(e, pos) {
+		v.ring.release(pos)
+		if out != nil {
+			v.recvCR(out, e, rt, userCtx)
+			return provider.CRSuccess, false
+		}
 		rpos, reserved := v.jfc.ring.reserveRecord()
 		if !reserved {
 			v.jfc.overflow()
@@ -219,7 +328,7 @@ func (q *recvq) deliverEntry(e *inboxEntry, rt *inboxRoute) (provider.CRStatus, 
 	var r sgList
 	st := v.recvBuffers(pos, &r)
 	var cr provider.CR
-	cr.Status, cr.Opcode, cr.UserCtx, cr.LocalID = provider.CRSuccess, provider.Opcode(e.hdr.opcode), userCtx, q.id
+	cr.Status, cr.Opcode, cr.UserCtx, cr.LocalID = provider.CRSuccess, provider.Opcode(e.hdr.opcode), userCtx, v.id
 	cr.Flags, cr.Imm = recvFlagsOf(cr.Opcode, e.hdr.flags&inboxSolicited != 0, e.imm, v)
 	cr.RemoteID = rt.sw.jettyID()
 	sender := provider.CRSuccess
@@ -230,7 +339,7 @@ func (q *recvq) deliverEntry(e *inboxEntry, rt *inboxRoute) (provider.CRStatus, 
 		cr.Status, sender = provider.CRLocLenErr, provider.CRRemOperationErr
 	default:
 		var buf [inboxMaxData]byte
-		data := buf[:q.inbox.box.copyOut(e, buf[:])]
+		data := buf[:v.inbox.box.copyOut(e, buf[:])]
 		var src sgList
 		src.addBytes(data)
 		m, err := copySG(&r, &src)
@@ -240,16 +349,39 @@ func (q *recvq) deliverEntry(e *inboxEntry, rt *inboxRoute) (provider.CRStatus, 
 		cr.Len = uint32(m)
 	}
 	r.release()
-	q.ring.release(pos)
-	v.jfc.push(&cr, 0)
+	v.ring.release(pos)
+	if out != nil {
+		*out = cr
+	} else {
+		v.jfc.push(&cr, 0)
+	}
+	if sender != provider.CRSuccess && v.peer != nil {
+		// A buffer the peer could not describe any more because its
+		// process went away is the peer's loss (as in deliver).
+		if lost := v.peer.lossStatus(); lost != provider.CRSuccess {
+			sender = lost
+		}
+	}
 	return sender, false
+}
+
+// recvCR fills c with the successful record of the receive (userCtx) that
+// the message e took, field by field (see toCR).
+func (v *rqView) recvCR(c *provider.CR, e *inboxEntry, rt *routeSlot, userCtx uint64) {
+	op := provider.Opcode(e.hdr.opcode)
+	flags, imm := recvFlagsOf(op, e.hdr.flags&inboxSolicited != 0, e.imm, v)
+	c.Status, c.Opcode, c.Flags = provider.CRSuccess, op, flags
+	c.Len, c.UserCtx, c.LocalID = e.hdr.len, userCtx, v.id
+	c.RemoteID.UASID, c.RemoteID.ID = uint32(rt.sw.ids), uint32(rt.sw.ids>>32)
+	binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], rt.sw.eid[0])
+	binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], rt.sw.eid[1])
+	c.Imm = imm
 }
 
 // copyEntry copies the message e into the receive at pos the short way,
 // when the receive is one buffer of memory this process maps, large
 // enough; false when it is not, and nothing was copied.
-func (q *recvq) copyEntry(e *inboxEntry, pos uint64) bool {
-	v := &q.view
+func (v *rqView) copyEntry(e *inboxEntry, pos uint64) bool {
 	sges := v.sges(pos)
 	if len(sges) != 1 {
 		return false
@@ -262,7 +394,7 @@ func (q *recvq) copyEntry(e *inboxEntry, pos uint64) bool {
 	var dst span
 	ok := ref.span(sg.addr, e.hdr.len, &dst)
 	if ok {
-		q.inbox.box.copyOut(e, dst.b)
+		v.inbox.box.copyOut(e, dst.b)
 	}
 	ref.release()
 	return ok
@@ -291,33 +423,39 @@ func (v *rqView) recvBuffers(pos uint64, r *sgList) provider.CRStatus {
 }
 
 // failInbox ends the messages left in the inbox of a queue that is going
-// away (closed is set): their senders complete them with
-// REM_ACCESS_ABORT_ERR, as a SEND to a closed queue does.
+// away (its state word says closed): their senders complete them with
+// REM_ACCESS_ABORT_ERR, as a SEND to a closed queue does. A sender of
+// another process that leaves one later finds the state when it delivers
+// it itself.
 func (q *recvq) failInbox() {
 	ib := q.inbox
-	// Senders leave messages under their queue's lock once they saw the
-	// queue open (postInbox): after each route owner's lock was taken
-	// once, none is left half written, and none comes after.
+	// Senders of this process leave messages under their queue's lock
+	// once they saw the queue open (postInbox): after each route owner's
+	// lock was taken once, none is left half written, and none comes
+	// after.
 	ib.mu.Lock()
 	ib.closed = true
 	var owners []*sendq
-	for i := range ib.routes {
-		if o := ib.routes[i].owner; o != nil {
+	for _, o := range ib.owners {
+		if o != nil {
 			owners = append(owners, o)
 		}
 	}
 	ib.mu.Unlock()
 	quiesce(owners)
-	ib.lock()
+	ib.lock(nil)
 	b := ib.box
 	pos := b.head()
 	var e inboxEntry
-	for b.peek(pos, &e) {
-		if int(e.hdr.route) < len(ib.routes) {
-			rt := &ib.routes[e.hdr.route]
-			if pos >= rt.skipBelow.Load() && rt.failAt.Load() == 0 {
-				rt.failSt.Store(uint32(provider.CRRemAccessAbortErr))
-				rt.failAt.Store(pos + 1)
+	for {
+		if !b.peek(pos, &e) {
+			if atomic.LoadUint64(b.r.seq(pos)) != (pos+1)|inboxCont {
+				break
+			}
+			e.cells = 1
+		} else if e.hdr.route < inboxRoutes {
+			if rt := &ib.routes[e.hdr.route]; !rt.skips(pos) {
+				rt.fail(pos, provider.CRRemAccessAbortErr)
 			}
 		}
 		pos += e.cells

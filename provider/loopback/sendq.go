@@ -2,7 +2,6 @@ package loopback
 
 import (
 	"encoding/binary"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +40,7 @@ type sendq struct {
 	// credited is the highest sequence whose slot is free again.
 	credited atomic.Uint64
 
-	mu      sync.Mutex
+	mu      queueLock
 	state   provider.State
 	head    uint64 // sequence of the last accepted request
 	pending []*pendingWR
@@ -182,7 +181,7 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 // postSmall leaves the small SEND w, just accepted, in its target's inbox
 // if it can.
 func (q *sendq) postSmall(w *provider.WR, rem *remote) bool {
-	if rem == nil || rem.rq.local == nil {
+	if rem == nil || rem.rq.inbox == nil {
 		return false
 	}
 	var buf [inboxMaxData]byte

@@ -64,8 +64,8 @@ func (q *sendq) postRun(wrs []provider.WR) int {
 		}
 		rem = r
 	}
-	if n < 2 || (rem.rq.local != nil && !inboxOff && inboxShaped(&wrs[0])) {
-		// Small SENDs to a queue of this process go to its inbox.
+	if n < 2 || (rem.rq.inbox != nil && !inboxOff && inboxShaped(&wrs[0])) {
+		// Small SENDs go to the queue's inbox.
 		return 0
 	}
 	return q.deliverRun(wrs[:n], rem)

@@ -255,8 +255,8 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 	r := jettyReply{id: rq.id, maxSGE: uint32(rq.maxSGE), depth: uint32(rq.ring.limit), slotSize: rq.ring.slotSize,
 		crFlags: uint32(rq.crFlags), jfcID: rq.jfc.id, jfcDepth: uint32(rq.jfc.view.ring.limit),
 		jfcSlotSize: rq.jfc.view.ring.slotSize}
-	fds := make([]int, 0, 3)
-	for _, fd := range []int{rq.ring.m.fd, rq.jfc.view.ring.m.fd, rq.jfc.view.efd} {
+	fds := make([]int, 0, 4)
+	for _, fd := range []int{rq.ring.m.fd, rq.jfc.view.ring.m.fd, rq.jfc.view.efd, rq.inbox.box.r.m.fd} {
 		if fd < 0 {
 			continue
 		}
@@ -273,6 +273,7 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 	if rq.jfc.view.efd >= 0 {
 		r.hasEventfd = 1
 	}
+	r.inboxCells = uint32(rq.inbox.box.r.limit)
 	reply.payload = r.encode()
 	reply.fds = fds
 	return reply, fds

@@ -146,6 +146,84 @@ func TestXProcStoppedTarget(t *testing.T) {
 	require.Equal(t, uint64(12), ne64(seg.Bytes()[512:]))
 }
 
+// SENDs to a stopped target complete too: they go to the target queue's
+// inbox, and the sender, finding the receiver still, delivers them itself.
+func TestXProcSendStoppedTarget(t *testing.T) {
+	x := newXProc(t)
+	jfr, rjfc, rem := x.peerJFR(t, 8)
+	rbuf, err := segment.Alloc(x.b, 4096, segment.Config{Access: segment.LocalOnly})
+	require.NoError(t, err)
+	for k := range 4 {
+		require.NoError(t, jfr.Recv(rbuf.SGE(uint64(k)*64, 64), uint64(k)))
+	}
+	local, err := segment.Alloc(x.a, 4096, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	msg := []byte("stopped target")
+	copy(local.Bytes(), msg)
+	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})
+	// The first SEND maps the receive buffers' segment, which asks the
+	// target: it must be running.
+	require.NoError(t, jfs.Send(rem, local.SGE(0, uint32(len(msg))), 0, 0))
+	pollN(t, jfc, 1, 5*time.Second)
+
+	require.NoError(t, x.peer.Process().Signal(syscall.SIGSTOP))
+	waitStopped(t, x.peer.Pid())
+	for k := 1; k < 4; k++ {
+		require.NoError(t, jfs.Send(rem, local.SGE(0, uint32(len(msg))), 0, uint64(k)))
+	}
+	for k, cr := range pollN(t, jfc, 3, 5*time.Second) {
+		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
+		require.Equal(t, uint64(k+1), cr.UserCtx)
+	}
+	require.True(t, loopback.InboxPeer(jfs.Raw()), "the SENDs did not go through the target's inbox")
+
+	require.NoError(t, x.peer.Process().Signal(syscall.SIGCONT))
+	for k, cr := range pollN(t, rjfc, 4, 5*time.Second) {
+		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
+		require.Equal(t, uint64(k), cr.UserCtx)
+		require.Equal(t, uint32(len(msg)), cr.Len)
+		require.Equal(t, msg, rbuf.Bytes()[k*64:k*64+len(msg)])
+	}
+}
+
+// A peer killed with SENDs of this process in its queue's inbox, not
+// delivered: the oldest fails with the loss's status and the queue goes to
+// ERROR, the next is flushed, as for SENDs waiting for a receive there.
+func TestXProcInboxPeerKilled(t *testing.T) {
+	defer loopback.SetInboxTick(time.Hour)() // this sender does not deliver them itself
+	x := newXProc(t)
+	jfr, _, rem := x.peerJFR(t, 8)
+	rbuf, err := segment.Alloc(x.b, 4096, segment.Config{Access: segment.LocalOnly})
+	require.NoError(t, err)
+	for k := range 4 {
+		require.NoError(t, jfr.Recv(rbuf.SGE(uint64(k)*64, 64), uint64(k)))
+	}
+	local, err := segment.Alloc(x.a, 4096, segment.Config{Access: segment.Read | segment.Write})
+	require.NoError(t, err)
+	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})
+	// A first SEND maps the receive buffers' segment, asking the target.
+	require.NoError(t, jfs.Send(rem, local.SGE(0, 8), 0, 9))
+	pollN(t, jfc, 1, 5*time.Second)
+	require.NoError(t, x.peer.Process().Signal(syscall.SIGSTOP))
+	waitStopped(t, x.peer.Pid())
+	for k := range 3 { // the first goes the usual way, the others to the inbox
+		require.NoError(t, jfs.Send(rem, local.SGE(0, 8), 0, uint64(k)))
+	}
+	require.True(t, loopback.InboxPeer(jfs.Raw()), "the SENDs did not go through the target's inbox")
+	require.NoError(t, x.peer.Process().Kill())
+
+	crs := pollN(t, jfc, 2, 5*time.Second)
+	require.Equal(t, urma.CRSuccess, crs[0].Status, "%v", crs[0])
+	require.Equal(t, urma.CRAckTimeoutErr, crs[1].Status, "%v", crs[1])
+	require.Equal(t, uint64(1), crs[1].UserCtx)
+	flushed := make([]jetty.CR, 4)
+	n, err := jfs.Flush(flushed)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "%v", flushed[:n])
+	require.Equal(t, urma.CRWRFlushErr, flushed[0].Status)
+	require.Equal(t, uint64(2), flushed[0].UserCtx)
+}
+
 // A peer killed at a random point of a stream of requests: every pending
 // request completes with an error, later ones too, the survivor gets an
 // async event, nothing hangs and no file stays in the runtime directory.
