@@ -92,9 +92,8 @@ func (s *inboxSends) at(i uint64) *inboxReq { return &s.reqs[i&uint64(len(s.reqs
 // queue must come first; false, with nothing done, sends it the usual way.
 func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) bool {
 	v := rem.rq
-	if v.inbox == nil || inboxOff || len(data) > inboxMaxData || len(q.pending) != 0 ||
-		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed ||
-		seq-q.credited.Load() < inboxStream {
+	if seq-q.credited.Load() < inboxStream || v.inbox == nil || inboxOff || len(data) > inboxMaxData ||
+		len(q.pending) != 0 || q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a
 		// caller that waits for this request: it completes sooner

@@ -293,9 +293,8 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			break // the batch reached a slot not yet published
 		}
 	}
-	for _, q := range j.inboxRQs.load() {
-		q.inbox.bump()
-		if n < len(crs) {
+	if n < len(crs) {
+		for _, q := range j.inboxRQs.load() {
 			n += q.deliverInto(crs[n:])
 		}
 	}

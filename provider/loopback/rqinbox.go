@@ -231,6 +231,9 @@ func (q *recvq) deliverInto(out []provider.CR) int {
 	if !ib.waiting() || !q.posting.enter(&q.closed) {
 		return 0
 	}
+	// A sign of life for the senders whose messages wait (see pollInbox):
+	// counted only then, as a poll that finds none has nobody to tell.
+	ib.bump()
 	n := 0
 	if ib.tryLock() {
 		n, _ = q.view.deliverLocked(len(out), ^uint64(0), out)
