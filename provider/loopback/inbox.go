@@ -211,8 +211,10 @@ func (b *inbox) copyOut(e *inboxEntry, dst []byte) int {
 }
 
 // consume gives the cells before pos back to producers: every entry before
-// it has been read. One consumer at a time (the caller's to arrange).
-func (b *inbox) consume(pos uint64) { atomic.StoreUint64(b.r.deq, pos) }
+// it has been read. One consumer at a time (the caller's to arrange), so a
+// plain store: an atomic one is a locked instruction, which would wait for
+// the delivery's stores before the next message could be read.
+func (b *inbox) consume(pos uint64) { storeRelease(b.r.deq, pos) }
 
 // head is the position of the oldest entry not yet consumed.
 func (b *inbox) head() uint64 { return atomic.LoadUint64(b.r.deq) }

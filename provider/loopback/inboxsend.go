@@ -40,7 +40,6 @@ type inboxSends struct {
 	tail  uint64
 	// The helping rule's clock: how many polls found nothing to
 	// complete, and the inbox's head and the time at the last look.
-	polls    uint
 	idle     int
 	seenHead uint64
 	seenAt   time.Duration
@@ -372,12 +371,6 @@ func (q *sendq) pollInbox() {
 	defer q.mu.Unlock()
 	s := &q.ib
 	if q.closed.Load() || s.head == s.tail {
-		return
-	}
-	// One poll in inboxPollEvery looks: each look reads lines the
-	// receiver writes as it delivers (deq, its activity), and a sender
-	// spinning on its JFC would take them from it on every poll.
-	if s.polls++; s.polls%inboxPollEvery != 0 {
 		return
 	}
 	if q.reapInbox() > 0 || s.head == s.tail {

@@ -219,6 +219,7 @@ type jfc struct {
 	// send queues whose inbox requests they complete.
 	inboxRQs queueList[*recvq]
 	inboxSQs queueList[*sendq]
+	sweeps   uint64 // polls, for pollSenders
 
 	events atomic.Int32 // delivered by Wait, not yet acked
 	users  atomic.Int32 // queues completing into this JFC
@@ -309,6 +310,16 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 // receive queues that complete here deliver into the poll's output, after
 // the ring's records.)
 func (j *jfc) pollSenders() {
+	// One poll in inboxPollEvery looks: a look takes the queue's lock and
+	// reads lines the receiver writes as it delivers (deq, its activity),
+	// and a sender spinning on its JFC would take them from it on every
+	// poll. The count is stored plainly: racing pollers may lose a count,
+	// which only moves the next look.
+	n := atomic.LoadUint64(&j.sweeps) + 1
+	storeRelease(&j.sweeps, n)
+	if n%inboxPollEvery != 0 {
+		return
+	}
 	for _, q := range j.inboxSQs.load() {
 		if q.inboxOut() != 0 {
 			q.pollInbox()

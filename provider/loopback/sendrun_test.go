@@ -24,9 +24,26 @@ import (
 // SGE data, SEND_IMM, solicited and unsignaled requests; messy ones add
 // WRITEs, two-SGE and invalid requests that end runs, and receives that are
 // too small or split in two. Receives may be missing (RNR), and the
-// receive JFC may be too small for a run's records.
+// receive JFC may be too small for a run's records. Inboxes are off: the
+// small SENDs of these lists would go there, not in runs.
 func TestRunsMatchOneAtATime(t *testing.T) {
-	t.Cleanup(func() { loopback.SetRuns(true) })
+	t.Cleanup(func() { loopback.SetRuns(true); loopback.SetInbox(true) })
+	loopback.SetInbox(false)
+	compareScenarios(t, func(seed uint64) bool { return true }, loopback.SetRuns, "runs")
+}
+
+// The same lists through the receive queue's inbox must leave what they
+// leave the usual way (inboxes off), but for a receive JFC too small for
+// the records: who delivers decides which records it drops (a poll that
+// delivers puts them straight into its output, and drops none).
+func TestInboxMatchesUsualWay(t *testing.T) {
+	t.Cleanup(func() { loopback.SetInbox(true) })
+	compareScenarios(t, func(seed uint64) bool { return !smallJFC(seed) }, loopback.SetInbox, "inboxes")
+}
+
+// compareScenarios runs the scenarios of the seeds keep accepts with set
+// off, then on, and requires the same outcome.
+func compareScenarios(t *testing.T, keep func(seed uint64) bool, set func(on bool), what string) {
 	for _, where := range []string{"same process", "other process"} {
 		t.Run(where, func(t *testing.T) {
 			a, b := scenarioContexts(t, where)
@@ -36,16 +53,23 @@ func TestRunsMatchOneAtATime(t *testing.T) {
 			}
 			quarantined := loopback.Quarantined()
 			for seed := uint64(1); seed <= uint64(seeds); seed++ {
-				loopback.SetRuns(false)
+				if !keep(seed) {
+					continue
+				}
+				set(false)
 				want := runScenario(t, a, b, seed)
-				loopback.SetRuns(true)
+				set(true)
 				got := runScenario(t, a, b, seed)
-				require.Equal(t, want, got, "seed %d: runs on (got) against off (want)", seed)
+				require.Equal(t, want, got, "seed %d: %s on (got) against off (want)", seed, what)
 			}
 			require.Equal(t, quarantined, loopback.Quarantined(), "a segment stayed pinned after its posts")
 		})
 	}
 }
+
+// smallJFC tells whether the scenario of seed gives its receive queue a JFC
+// of 4 records.
+func smallJFC(seed uint64) bool { return seed%5 == 0 }
 
 // scenarioContexts opens a sending context and a receiving one, in this
 // process or (through a proxy) in a peer process.
@@ -89,7 +113,7 @@ const (
 func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x5e7d))
-	smallJFC := seed%5 == 0
+	smallJFC := smallJFC(seed)
 	// odd(p) is true with probability p/40 in messy scenarios (one in
 	// three) and p/400 in the others, whose lists then make long runs.
 	odd := func(p int) bool {
