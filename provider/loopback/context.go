@@ -179,11 +179,15 @@ func (c *lbContext) peerLost(p *peerConn) {
 		if q == nil {
 			continue
 		}
-		q.kick()
-		q.remoteLost(p)
+		// Requests left in the peer's inbox fail first, as a request
+		// waiting for a receive there does (kick): the oldest with a
+		// record, before remoteLost moves an RC jetty to ERROR without
+		// one.
 		q.mu.Lock()
 		q.inboxLost(p)
 		q.mu.Unlock()
+		q.kick()
+		q.remoteLost(p)
 	}
 }
 

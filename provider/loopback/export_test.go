@@ -181,10 +181,19 @@ func SetInbox(on bool) { inboxOff = !on }
 // have been consumed: a test's proof that its messages went that way.
 func InboxConsumed(j provider.JFR) uint64 { return j.(*jfrObj).recvq.inbox.box.head() }
 
-// InboxPeer tells whether j, a JFS of this provider, holds a route in the
-// inbox of a queue of another process: its small SENDs went that way.
-func InboxPeer(j provider.JFS) bool {
-	q := j.(*jfsObj).sendq
+// InboxPeer tells whether j, a JFS or Jetty of this provider, holds a route
+// in the inbox of a queue of another process: its small SENDs went that
+// way.
+func InboxPeer(j any) bool {
+	var q *sendq
+	switch o := j.(type) {
+	case *jfsObj:
+		q = o.sendq
+	case *jettyObj:
+		q = o.sendq
+	default:
+		panic(fmt.Sprintf("InboxPeer of %T", j))
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.ib.v != nil && q.ib.v.peer != nil

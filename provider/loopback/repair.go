@@ -37,10 +37,52 @@ type heldSlot struct {
 // scheduleRepair is called when an importer's connection ends.
 func (c *lbContext) scheduleRepair() {
 	held := c.heldSlots()
-	if len(held) == 0 {
+	if len(held) == 0 && !c.inboxesShared() {
 		return
 	}
 	time.AfterFunc(repairGrace, func() { c.repair(held) })
+}
+
+// inboxesShared tells whether another process holds something in the
+// inboxes of the context's queues, a consumer lock or a route, that the
+// repair frees if the process is gone.
+func (c *lbContext) inboxesShared() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	me := uint32(os.Getpid())
+	for _, q := range c.ownRecvqsLocked() {
+		ib := q.inbox
+		if h := ib.held().Load(); h != 0 && h != me {
+			return true
+		}
+		for i := range ib.routes {
+			if o := atomic.LoadUint64(&ib.routes[i].owner); o != 0 && uint32(o>>32) != me {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownRecvqsLocked lists the open receive queues of the context's JFRs and
+// Jetties; c.mu is held.
+func (c *lbContext) ownRecvqsLocked() []*recvq {
+	var qs []*recvq
+	for _, kid := range c.children {
+		var q *recvq
+		switch o := kid.(type) {
+		case *jfrObj:
+			q = o.recvq
+		case *jettyObj:
+			if o.shared == nil {
+				q = o.rq
+			}
+		}
+		if q != nil && !q.closed.Load() {
+			qs = append(qs, q)
+		}
+	}
+	return qs
 }
 
 // heldSlots lists the held slots of the context's own JFCs and JFRs. It
@@ -131,19 +173,7 @@ func (c *lbContext) repair(held []heldSlot) {
 // deq is past every message it delivered but the one it was on), and
 // routes (their messages left are skipped).
 func (c *lbContext) repairInboxesLocked() {
-	for _, kid := range c.children {
-		var q *recvq
-		switch o := kid.(type) {
-		case *jfrObj:
-			q = o.recvq
-		case *jettyObj:
-			if o.shared == nil {
-				q = o.rq
-			}
-		}
-		if q == nil || q.closed.Load() {
-			continue
-		}
+	for _, q := range c.ownRecvqsLocked() {
 		ib := q.inbox
 		if h := ib.held().Load(); h != 0 && !alive(int(h)) {
 			ib.held().CompareAndSwap(h, 0)

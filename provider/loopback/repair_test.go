@@ -152,3 +152,18 @@ func TestRepairInbox(t *testing.T) {
 	require.Equal(t, "after", string(seg.(*segment).ref.mem[:5]))
 	require.Empty(t, c.heldSlots())
 }
+
+// A process that died holding the consumer lock of an inbox, with no cell
+// held: the end of its connection still schedules the repair, which frees
+// the lock.
+func TestRepairInboxLockOnly(t *testing.T) {
+	c, _, q := openRepairTest(t)
+	ib := q.inbox
+	require.False(t, c.inboxesShared())
+	require.True(t, ib.held().CompareAndSwap(0, uint32(deadPID(t))))
+	require.Empty(t, c.heldSlots())
+	require.True(t, c.inboxesShared(), "a lock held by another process is not seen")
+	c.repair(nil)
+	require.Zero(t, ib.held().Load(), "the dead holder's lock is free")
+	require.False(t, c.inboxesShared())
+}

@@ -188,28 +188,62 @@ func TestXProcSendStoppedTarget(t *testing.T) {
 
 // A peer killed with SENDs of this process in its queue's inbox, not
 // delivered: the oldest fails with the loss's status and the queue goes to
-// ERROR, the next is flushed, as for SENDs waiting for a receive there.
+// ERROR, the next is flushed, as for SENDs waiting for a receive there. An
+// RC jetty bound to a jetty of the peer, which the loss moves to ERROR
+// itself, still reports the failure with a record.
 func TestXProcInboxPeerKilled(t *testing.T) {
 	defer loopback.SetInboxTick(time.Hour)() // this sender does not deliver them itself
+	for _, rc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rc=%v", rc), func(t *testing.T) { inboxPeerKilled(t, rc) })
+	}
+}
+
+type sendQueue interface {
+	Send(to *jetty.Remote, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
+	Flush(crs []jetty.CR) (int, error)
+}
+
+func inboxPeerKilled(t *testing.T, rc bool) {
 	x := newXProc(t)
-	jfr, _, rem := x.peerJFR(t, 8)
+	jfc, err := jetty.NewJFC(x.a, jetty.JFCConfig{Depth: 64})
+	require.NoError(t, err)
+	var sq sendQueue
+	var raw any
+	var rem *jetty.Remote
+	var recv func(jetty.SGE, uint64) error
+	if rc {
+		pjfc, err := jetty.NewJFC(x.b, jetty.JFCConfig{Depth: 64})
+		require.NoError(t, err)
+		pj, err := jetty.NewJetty(x.b, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: pjfc, Mode: jetty.RC}, Recv: jetty.JFRConfig{JFC: pjfc}})
+		require.NoError(t, err)
+		j, err := jetty.NewJetty(x.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Mode: jetty.RC}, Recv: jetty.JFRConfig{JFC: jfc}})
+		require.NoError(t, err)
+		rem, err = jetty.ImportJetty(x.a, pj.Descriptor(), 0)
+		require.NoError(t, err)
+		require.NoError(t, j.Bind(rem))
+		sq, raw, recv = j, j.Raw(), pj.Recv
+	} else {
+		jfr, _, r := x.peerJFR(t, 8)
+		jfs, err := jetty.NewJFS(x.a, jetty.JFSConfig{JFC: jfc})
+		require.NoError(t, err)
+		sq, raw, rem, recv = jfs, jfs.Raw(), r, jfr.Recv
+	}
 	rbuf, err := segment.Alloc(x.b, 4096, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)
 	for k := range 4 {
-		require.NoError(t, jfr.Recv(rbuf.SGE(uint64(k)*64, 64), uint64(k)))
+		require.NoError(t, recv(rbuf.SGE(uint64(k)*64, 64), uint64(k)))
 	}
 	local, err := segment.Alloc(x.a, 4096, segment.Config{Access: segment.Read | segment.Write})
 	require.NoError(t, err)
-	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})
 	// A first SEND maps the receive buffers' segment, asking the target.
-	require.NoError(t, jfs.Send(rem, local.SGE(0, 8), 0, 9))
+	require.NoError(t, sq.Send(rem, local.SGE(0, 8), 0, 9))
 	pollN(t, jfc, 1, 5*time.Second)
 	require.NoError(t, x.peer.Process().Signal(syscall.SIGSTOP))
 	waitStopped(t, x.peer.Pid())
 	for k := range 3 { // the first goes the usual way, the others to the inbox
-		require.NoError(t, jfs.Send(rem, local.SGE(0, 8), 0, uint64(k)))
+		require.NoError(t, sq.Send(rem, local.SGE(0, 8), 0, uint64(k)))
 	}
-	require.True(t, loopback.InboxPeer(jfs.Raw()), "the SENDs did not go through the target's inbox")
+	require.True(t, loopback.InboxPeer(raw), "the SENDs did not go through the target's inbox")
 	require.NoError(t, x.peer.Process().Kill())
 
 	crs := pollN(t, jfc, 2, 5*time.Second)
@@ -217,7 +251,7 @@ func TestXProcInboxPeerKilled(t *testing.T) {
 	require.Equal(t, urma.CRAckTimeoutErr, crs[1].Status, "%v", crs[1])
 	require.Equal(t, uint64(1), crs[1].UserCtx)
 	flushed := make([]jetty.CR, 4)
-	n, err := jfs.Flush(flushed)
+	n, err := sq.Flush(flushed)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "%v", flushed[:n])
 	require.Equal(t, urma.CRWRFlushErr, flushed[0].Status)
