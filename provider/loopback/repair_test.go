@@ -167,3 +167,21 @@ func TestRepairInboxLockOnly(t *testing.T) {
 	require.Zero(t, ib.held().Load(), "the dead holder's lock is free")
 	require.False(t, c.inboxesShared())
 }
+
+// A Close of a queue whose inbox's consumer lock a dead process holds
+// does not wait for the repair (which skips closed queues): it takes the
+// lock from the dead holder.
+func TestInboxLockFromDeadHolder(t *testing.T) {
+	_, _, q := openRepairTest(t)
+	require.True(t, q.inbox.held().CompareAndSwap(0, uint32(deadPID(t))))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		require.NoError(t, q.Close())
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits for a lock whose holder is dead")
+	}
+}

@@ -146,12 +146,19 @@ func (ib *rqInbox) tryLock() bool {
 
 // lock takes the consumer lock, waiting for its holder, who delivers a
 // bounded number of messages; false if gone() says to stop waiting (a
-// peer's inbox whose process died).
+// peer's inbox whose process died). A holder whose process died (a sender
+// killed while it helped) never lets go: the lock is taken from it.
 func (ib *rqInbox) lock(gone func() bool) bool {
 	var w spin.Wait
-	for !ib.tryLock() {
+	me := uint32(os.Getpid())
+	for i := 1; !ib.tryLock(); i++ {
 		if gone != nil && gone() {
 			return false
+		}
+		if i%256 == 0 {
+			if h := ib.held().Load(); h != 0 && h != me && !alive(int(h)) && ib.held().CompareAndSwap(h, me) {
+				return true
+			}
 		}
 		w.Idle()
 		runtime.Gosched()
