@@ -62,8 +62,9 @@ const inboxGrace = 100 * time.Microsecond
 // caller waits for.
 const inboxStream = 2
 
-// inboxPollEvery is how many polls of its JFC a queue with requests in an
-// inbox lets pass between looks at them.
+// inboxPollEvery is how many polls of a JFC pass between looks at the
+// inbox requests of the send queues that complete into it (see
+// jfc.pollSenders).
 const inboxPollEvery = 8
 
 // inboxStillPolls is how many empty polls in a row must find the receiver

@@ -410,7 +410,7 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 		}
 	}
 	for _, q := range j.inboxRQs.load() {
-		q.pollDeliver()
+		q.deliverForArm()
 	}
 	armed := j.view.ring.meta(metaArmed)
 	armed.Store(mode)

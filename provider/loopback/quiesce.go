@@ -27,27 +27,38 @@ func (c *lbContext) quiesceSendqs() {
 	}
 }
 
+// processSet is a set of objects of every context of this process.
+type processSet[T comparable] struct {
+	mu  sync.Mutex
+	all map[T]struct{}
+}
+
+func (s *processSet[T]) add(x T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.all == nil {
+		s.all = map[T]struct{}{}
+	}
+	s.all[x] = struct{}{}
+}
+
+func (s *processSet[T]) remove(x T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.all, x)
+}
+
 // processSendqs holds the send queues of every context of this process: an
 // import by another context of the process reaches a segment too.
-var processSendqs struct {
-	mu  sync.Mutex
-	all map[*sendq]struct{}
-}
+var processSendqs processSet[*sendq]
 
-func trackSendq(q *sendq) {
-	processSendqs.mu.Lock()
-	defer processSendqs.mu.Unlock()
-	if processSendqs.all == nil {
-		processSendqs.all = map[*sendq]struct{}{}
-	}
-	processSendqs.all[q] = struct{}{}
-}
+// processInboxes holds the inboxes of every receive queue of this process.
+var processInboxes processSet[*rqInbox]
 
-func untrackSendq(q *sendq) {
-	processSendqs.mu.Lock()
-	defer processSendqs.mu.Unlock()
-	delete(processSendqs.all, q)
-}
+func trackSendq(q *sendq)      { processSendqs.add(q) }
+func untrackSendq(q *sendq)    { processSendqs.remove(q) }
+func trackInbox(ib *rqInbox)   { processInboxes.add(ib) }
+func untrackInbox(ib *rqInbox) { processInboxes.remove(ib) }
 
 // quiesceProcess waits out the posts in progress on every send queue of
 // this process.
@@ -61,7 +72,7 @@ func quiesceProcess() {
 	quiesce(qs)
 	// A delivery from an inbox reaches a receive's buffer under the
 	// inbox's consumer lock, not a send queue's. The lock is in the
-	// inbox's mapping: the list's lock keeps the last unref from
+	// inbox's mapping: the set's lock keeps the last unref from
 	// unmapping it meanwhile.
 	processInboxes.mu.Lock()
 	defer processInboxes.mu.Unlock()
@@ -69,27 +80,6 @@ func quiesceProcess() {
 		ib.lock(nil)
 		ib.unlock()
 	}
-}
-
-// processInboxes holds the inboxes of every receive queue of this process.
-var processInboxes struct {
-	mu  sync.Mutex
-	all map[*rqInbox]struct{}
-}
-
-func trackInbox(ib *rqInbox) {
-	processInboxes.mu.Lock()
-	defer processInboxes.mu.Unlock()
-	if processInboxes.all == nil {
-		processInboxes.all = map[*rqInbox]struct{}{}
-	}
-	processInboxes.all[ib] = struct{}{}
-}
-
-func untrackInbox(ib *rqInbox) {
-	processInboxes.mu.Lock()
-	defer processInboxes.mu.Unlock()
-	delete(processInboxes.all, ib)
 }
 
 func quiesce(qs []*sendq) {

@@ -15,8 +15,8 @@ import (
 // one process sees it: the cells senders leave small SENDs in, the routes
 // that name those senders, and the consumer lock, all in one shared
 // mapping. The queue's own process delivers the messages when its JFC is
-// polled, when receives are posted or when it arms; a sender, in any
-// process, delivers them when the receiver stands still.
+// polled or armed; a sender, in any process, delivers them when the
+// receiver stands still.
 type rqInbox struct {
 	box    *inbox
 	routes *[inboxRoutes]routeSlot
@@ -215,20 +215,10 @@ func (ib *rqInbox) dropRoute(route uint16) {
 	}
 }
 
-// inboxBatch is the most messages a poll or a post of receives delivers
-// at once; a helping sender delivers up to its own.
+// inboxBatch is the most messages an arm delivers at once (see
+// deliverForArm); a poll delivers as many as its output holds, a helping
+// sender up to its own.
 const inboxBatch = 64
-
-// tryDeliver delivers up to max waiting messages unless another party is
-// delivering them.
-func (q *recvq) tryDeliver(max int) {
-	ib := q.inbox
-	if !ib.waiting() || !ib.tryLock() {
-		return
-	}
-	q.view.deliverLocked(max, ^uint64(0), nil)
-	ib.unlock()
-}
 
 // deliverInto is a poll's delivery of the queue's inbox: its records go
 // straight into out, not through the JFC's ring, while the ring is empty
@@ -510,14 +500,20 @@ func (l *queueList[T]) remove(x T) {
 	l.p.Store(&s)
 }
 
-// pollDeliver is a JFC poll's delivery of the queue's inbox: inside
-// posting, so that a Close waits before it unmaps what this reads.
-func (q *recvq) pollDeliver() {
-	q.inbox.bump()
-	if !q.inbox.waiting() || !q.posting.enter(&q.closed) {
+// deliverForArm is Rearm's delivery of the queue's inbox, into the JFC's
+// ring, where the records then refuse the arm, unless another party is
+// delivering. Inside posting, so that a Close waits before it unmaps what
+// this reads.
+func (q *recvq) deliverForArm() {
+	ib := q.inbox
+	if !ib.waiting() || !q.posting.enter(&q.closed) {
 		return
 	}
-	q.tryDeliver(inboxBatch)
+	ib.bump()
+	if ib.tryLock() {
+		q.view.deliverLocked(inboxBatch, ^uint64(0), nil)
+		ib.unlock()
+	}
 	q.posting.leave()
 }
 
