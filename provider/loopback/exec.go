@@ -318,23 +318,8 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		}
 	} else {
 		r := &q.sg[1]
-		r.n = 0
-		ok := true
-		for _, sg := range v.sges(pos) {
-			ref := v.bufRef(sg.handle, sg.gen)
-			if ref == nil || ref.acquire() != provider.CRSuccess {
-				ok = false
-				break
-			}
-			if !ref.span(sg.addr, sg.length, &r.s[r.n]) {
-				ref.release()
-				ok = false
-				break
-			}
-			r.n++
-		}
 		switch {
-		case !ok:
+		case v.recvBuffers(pos, r) != provider.CRSuccess:
 			cr.Status, st = provider.CRLocAccessErr, provider.CRRemOperationErr
 		case src.total() > r.total():
 			cr.Status, st = provider.CRLocLenErr, provider.CRRemOperationErr

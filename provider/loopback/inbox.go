@@ -62,20 +62,13 @@ func inboxCells(n int) uint64 {
 // The mapping of an inbox is its ring, then the route table of the receive
 // queue that owns it (see rqinbox.go), so that a sender in another process
 // maps both with one descriptor.
-func inboxBytes(cells int) uint64 {
-	return ringBytes(cells, inboxCell) + inboxRoutes*uint64(unsafe.Sizeof(routeSlot{}))
-}
+const inboxTail = inboxRoutes * uint64(unsafe.Sizeof(routeSlot{}))
 
 // newInbox makes an inbox of cells cells (rounded up to a power of two).
 func newInbox(name string, cells int) (*inbox, error) {
-	m, err := newMapping(name, inboxBytes(cells), false)
+	r, err := newRingOfSlots(name, cells, inboxCell, inboxTail)
 	if err != nil {
 		return nil, err
-	}
-	r := wrapRing(m, cells, inboxCell)
-	r.meta(metaLimit).Store(uint32(cells))
-	for i := uint64(0); i < r.n; i++ {
-		atomic.StoreUint64(r.seq(i), i)
 	}
 	return &inbox{r: r}, nil
 }
@@ -83,11 +76,11 @@ func newInbox(name string, cells int) (*inbox, error) {
 // attachInbox maps an inbox of cells cells that another process made and
 // passed as fd (closed here, whatever happens).
 func attachInbox(fd int, cells int) (*inbox, error) {
-	m, err := attachMapping(fd, inboxBytes(cells))
+	r, err := attachRing(fd, cells, inboxCell, inboxTail)
 	if err != nil {
 		return nil, err
 	}
-	return &inbox{r: wrapRing(m, cells, inboxCell)}, nil
+	return &inbox{r: r}, nil
 }
 
 // routes is the route table that follows the ring in the mapping.
@@ -140,20 +133,7 @@ func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
 
 // heldCells lists the cells a producer reserved and has not published,
 // oldest first (see ring.heldReserved).
-func (b *inbox) heldCells() []uint64 {
-	r := b.r
-	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
-	if enq < deq || enq-deq > r.n {
-		return nil // a peer wrote nonsense: nothing to trust
-	}
-	var held []uint64
-	for p := deq; p < enq; p++ {
-		if atomic.LoadUint64(r.seq(p))&^inboxCont != p+1 {
-			held = append(held, p)
-		}
-	}
-	return held
-}
+func (b *inbox) heldCells() []uint64 { return b.r.heldReservedMarked(inboxCont) }
 
 // hole publishes the held cell at pos as an entry to skip: its producer
 // died before it published it.
@@ -191,6 +171,21 @@ func (b *inbox) peek(pos uint64, e *inboxEntry) bool {
 		return false
 	}
 	e.cells = inboxCells(int(e.hdr.len))
+	return true
+}
+
+// entryAt reads the entry at pos into e, as peek does, and takes a further
+// cell whose entry's first cell its dying producer never published (the
+// repair made that one a hole) for a one-cell hole; false when nothing is
+// published at pos.
+func (b *inbox) entryAt(pos uint64, e *inboxEntry) bool {
+	if b.peek(pos, e) {
+		return true
+	}
+	if atomic.LoadUint64(b.r.seq(pos)) != (pos+1)|inboxCont {
+		return false
+	}
+	e.pos, e.cells, e.hdr, e.imm = pos, 1, inboxHeader{route: inboxHole}, 0
 	return true
 }
 

@@ -87,17 +87,17 @@ func monoNow() time.Duration { return time.Since(monoBase) }
 
 func (s *inboxSends) at(i uint64) *inboxReq { return &s.reqs[i&uint64(len(s.reqs)-1)] }
 
-// postInbox leaves the SEND w of sequence seq, whose data is data, in its
-// target's inbox, when the target has one with room and nothing in this
-// queue must come first; false, with nothing done, sends it the usual way.
-func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) bool {
+// inboxFits tells whether a small SEND of sequence seq to rem may go to
+// rem's inbox: it has one, and nothing in this queue must come first. The
+// checks are cheap, and made before the request's data is gathered.
+func (q *sendq) inboxFits(seq uint64, rem *remote) bool {
 	v := rem.rq
-	if seq-q.credited.Load() < inboxStream || v.inbox == nil || inboxOff || len(data) > inboxMaxData ||
-		len(q.pending) != 0 || q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
+	if seq-q.credited.Load() < inboxStream || v.inbox == nil || inboxOff || len(q.pending) != 0 ||
+		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a
 		// caller that waits for this request: it completes sooner
-		// delivered here than after the receiver's next poll.
+		// delivered the usual way than after the receiver's next poll.
 		return false
 	}
 	// Not inside enterRQ: a locked instruction here would wait for the
@@ -106,9 +106,15 @@ func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) 
 	// in its inbox instead, so a message left after this check is failed
 	// by it; one left in a peer's queue meanwhile is failed by whoever
 	// delivers it. A lost peer's mappings stay until this lock is let go.
-	if v.ready() != provider.CRSuccess {
-		return false
-	}
+	return v.ready() == provider.CRSuccess
+}
+
+// postInbox leaves the SEND w of sequence seq, whose data is data (at most
+// inboxMaxData bytes), in its target's inbox, once inboxFits said it may;
+// false, with nothing done, when the inbox has no room or no route: it
+// goes the usual way.
+func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) bool {
+	v := rem.rq
 	s := &q.ib
 	if s.v != v && !q.switchRoute(v) {
 		return false
@@ -203,23 +209,31 @@ func (q *sendq) reapInbox() int {
 	}
 	ib := s.v.inbox
 	d := ib.box.head()
-	rt := &ib.routes[s.route]
+	// Read after deq: a deliverer stores the failure first.
+	fa := ib.routes[s.route].failed()
+	done := q.completeDelivered(d, fa)
+	q.countInbox()
+	if s.head != s.tail && fa != 0 && s.at(s.head).end <= d {
+		q.withdrawInbox() // the request at the head failed
+		return done + 1
+	}
+	return done
+}
+
+// completeDelivered completes, in order, the requests that deq d has
+// passed, up to the one that failed (fa is the route's failAt), and
+// returns how many it completed.
+func (q *sendq) completeDelivered(d, fa uint64) int {
+	s := &q.ib
 	done := 0
 	for ; s.head != s.tail; s.head++ {
 		r := s.at(s.head)
-		if r.end > d {
+		if r.end > d || (fa != 0 && r.pos >= fa-1) {
 			break
-		}
-		// Read after deq: a deliverer stores the failure first.
-		if fa := rt.failed(); fa != 0 && r.pos >= fa-1 {
-			q.countInbox()
-			q.withdrawInbox()
-			return done + 1
 		}
 		q.completeOf(r.userCtx, r.flags, r.op, r.seq, r.rem, provider.CRSuccess, r.n)
 		done++
 	}
-	q.countInbox()
 	return done
 }
 
@@ -243,13 +257,7 @@ func (q *sendq) withdrawInbox() {
 	d := ib.box.head()
 	rt := &ib.routes[s.route]
 	fa := rt.failed()
-	for ; s.head != s.tail; s.head++ {
-		r := s.at(s.head)
-		if r.end > d || (fa != 0 && r.pos >= fa-1) {
-			break
-		}
-		q.completeOf(r.userCtx, r.flags, r.op, r.seq, r.rem, provider.CRSuccess, r.n)
-	}
+	q.completeDelivered(d, fa)
 	if r := s.at(s.head); s.head != s.tail && fa != 0 && r.pos == fa-1 {
 		w := provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx}
 		s.head++
@@ -281,12 +289,7 @@ func (q *sendq) withdrawInbox() {
 // pending list, reading its SGE again when it runs or with its inline data
 // (for the caller to fill in).
 func (q *sendq) takeBack(r *inboxReq) *pendingWR {
-	if len(q.free) == 0 {
-		q.grow()
-	}
-	n := len(q.free)
-	p := q.free[n-1]
-	q.free = q.free[:n-1]
+	p := q.takeFree()
 	p.wr = provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx, Target: r.rem, Imm: r.imm}
 	p.seq, p.rem = r.seq, r.rem
 	p.buf = p.buf[:0]

@@ -18,24 +18,6 @@ import (
 // records, data and order as the usual way. InboxConsumed proves they
 // went through the inbox.
 
-// pollFor polls jfc until n records arrived, failing after 5 s.
-func pollFor(t *testing.T, jfc *jetty.JFC, n int) []jetty.CR {
-	t.Helper()
-	out := make([]jetty.CR, 0, n)
-	buf := make([]jetty.CR, 16)
-	deadline := time.Now().Add(5 * time.Second)
-	for len(out) < n {
-		k, err := jfc.Poll(buf[:min(len(buf), n-len(out))])
-		require.NoError(t, err)
-		out = append(out, buf[:k]...)
-		if k == 0 {
-			require.False(t, time.Now().After(deadline), "%d of %d records within 5s: %v", len(out), n, out)
-			time.Sleep(20 * time.Microsecond)
-		}
-	}
-	return out
-}
-
 // TestInboxStream sends messages of every inbox size (0 to 80 bytes), with
 // and without immediate data and the solicited flag, while another
 // goroutine polls the receiver and posts receives, and checks each
@@ -94,10 +76,10 @@ func TestInboxStream(t *testing.T) {
 				break
 			}
 			require.ErrorIs(t, err, urma.ErrAgain)
-			sent = append(sent, pollFor(t, p.jfcA, 1)...)
+			sent = append(sent, pollN(t, p.jfcA, 1, 5*time.Second)...)
 		}
 	}
-	sent = append(sent, pollFor(t, p.jfcA, (n+3)/4-len(sent))...)
+	sent = append(sent, pollN(t, p.jfcA, (n+3)/4-len(sent), 5*time.Second)...)
 	for k, cr := range sent {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
 		require.Equal(t, uint64(4*k), cr.UserCtx, "sender records out of order: %v", cr)
@@ -139,14 +121,14 @@ func TestInboxReceiverNeverPolls(t *testing.T) {
 	require.NoError(t, p.jfr.Recv(p.dst.SGE(64, 64), 8))
 	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 5), 0, 1))
 	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(7, 17), 0, 2))
-	crs := pollFor(t, p.jfcA, 2)
+	crs := pollN(t, p.jfcA, 2, 5*time.Second)
 	for i, cr := range crs {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
 		require.Equal(t, uint64(i+1), cr.UserCtx)
 	}
 	require.Equal(t, "never polled", string(p.dst.Bytes()[64+5:64+17]), "completed before the data arrived")
 	require.NotZero(t, loopback.InboxConsumed(p.jfr.Raw()), "the message did not go through the inbox")
-	rcrs := pollFor(t, p.jfcB, 2)
+	rcrs := pollN(t, p.jfcB, 2, 5*time.Second)
 	for i, rcr := range rcrs {
 		require.Equal(t, urma.CRSuccess, rcr.Status, "%v", rcr)
 		require.Equal(t, uint64(7+i), rcr.UserCtx)
@@ -170,8 +152,8 @@ func TestInboxMixedListInOrder(t *testing.T) {
 		Local: []jetty.SGE{p.src.SGE(0, 16)}, Remote: p.tgt.SGE(8192, 16)}
 	wrs := []jetty.WR{send(0, 8), send(1, 40), send(2, 300), writeImm, send(4, 8), send(5, 200), send(6, 1), send(7, 80)}
 	require.NoError(t, p.jfs.Post(wrs))
-	recvs := pollFor(t, p.jfcB, len(wrs))
-	sends := pollFor(t, p.jfcA, len(wrs))
+	recvs := pollN(t, p.jfcB, len(wrs), 5*time.Second)
+	sends := pollN(t, p.jfcA, len(wrs), 5*time.Second)
 	for i, cr := range recvs {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
 		require.Equal(t, uint64(i), cr.UserCtx, "receive %d completed out of order: %v", i, recvs)
@@ -200,10 +182,10 @@ func TestInboxFailureMidStream(t *testing.T) {
 			Local: []jetty.SGE{p.src.SGE(0, 8)}})
 	}
 	require.NoError(t, p.jfs.Post(wrs))
-	recvs := pollFor(t, p.jfcB, 3)
+	recvs := pollN(t, p.jfcB, 3, 5*time.Second)
 	require.Equal(t, []urma.CRStatus{urma.CRSuccess, urma.CRSuccess, urma.CRLocLenErr},
 		[]urma.CRStatus{recvs[0].Status, recvs[1].Status, recvs[2].Status}, "%v", recvs)
-	sends := pollFor(t, p.jfcA, 3)
+	sends := pollN(t, p.jfcA, 3, 5*time.Second)
 	require.Equal(t, []urma.CRStatus{urma.CRSuccess, urma.CRSuccess, urma.CRRemOperationErr},
 		[]urma.CRStatus{sends[0].Status, sends[1].Status, sends[2].Status}, "%v", sends)
 	require.Equal(t, uint64(2), sends[2].UserCtx)
@@ -238,10 +220,10 @@ func TestInboxReceiverClosed(t *testing.T) {
 	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 8), 0, 1))
 	require.NoError(t, p.jfs.Send(p.remote, p.src.SGE(0, 8), 0, 2))
 	require.NoError(t, p.jfr.Close())
-	crs := pollFor(t, p.jfcA, 2)
+	crs := pollN(t, p.jfcA, 2, 5*time.Second)
 	require.Equal(t, urma.CRSuccess, crs[0].Status, "%v", crs[0])
 	require.Equal(t, urma.CRRemAccessAbortErr, crs[1].Status, "%v", crs[1])
-	recvs := pollFor(t, p.jfcB, 2)
+	recvs := pollN(t, p.jfcB, 2, 5*time.Second)
 	require.Equal(t, urma.CRSuccess, recvs[0].Status, "%v", recvs[0])
 	require.Equal(t, urma.CRWRFlushErr, recvs[1].Status, "the receive was used: %v", recvs[1])
 }
@@ -266,14 +248,14 @@ func TestInboxRearm(t *testing.T) {
 		return jetty.WR{Opcode: urma.OpSend, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
 	}
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(0)})) // the usual way: nothing else outstanding
-	require.Len(t, pollFor(t, rjfc, 1), 1)
+	require.Len(t, pollN(t, rjfc, 1, 5*time.Second), 1)
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(1)})) // to the inbox: send(0) is not polled
 	require.ErrorIs(t, rjfc.Rearm(false), urma.ErrAgain, "armed with a message waiting in the inbox")
-	require.Len(t, pollFor(t, rjfc, 1), 1)
+	require.Len(t, pollN(t, rjfc, 1, 5*time.Second), 1)
 	require.NotZero(t, loopback.InboxConsumed(jfr.Raw()), "no message went through the inbox")
 
 	require.NoError(t, rjfc.Rearm(false))
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(2), send(3)}))
 	require.NoError(t, rjfc.Wait(5*time.Second), "no event for the messages")
-	require.Len(t, pollFor(t, rjfc, 2), 2)
+	require.Len(t, pollN(t, rjfc, 2, 5*time.Second), 2)
 }

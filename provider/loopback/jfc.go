@@ -106,15 +106,6 @@ type senderWords struct {
 	ids uint64
 }
 
-// jettyID is the sender s names.
-func (s *senderWords) jettyID() provider.JettyID {
-	var id provider.JettyID
-	binary.NativeEndian.PutUint64(id.EID[:8], s.eid[0])
-	binary.NativeEndian.PutUint64(id.EID[8:], s.eid[1])
-	id.UASID, id.ID = uint32(s.ids), uint32(s.ids>>32)
-	return id
-}
-
 // fill sets s to name q.
 func (s *senderWords) fill(q *sendq) {
 	s.eid[0] = binary.NativeEndian.Uint64(q.ctx.eid[:8])
@@ -296,7 +287,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	}
 	if n < len(crs) {
 		for _, q := range j.inboxRQs.load() {
-			n += q.deliverInto(crs[n:])
+			n += q.deliverInbox(len(crs)-n, crs[n:])
 		}
 	}
 	if n == 0 && j.stalled.any.Load() {
@@ -410,7 +401,7 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 		}
 	}
 	for _, q := range j.inboxRQs.load() {
-		q.deliverForArm()
+		q.deliverInbox(inboxBatch, nil)
 	}
 	armed := j.view.ring.meta(metaArmed)
 	armed.Store(mode)

@@ -389,7 +389,7 @@ func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, 
 	}
 	jv := p.jfcs[r.jfcID]
 	if jv == nil {
-		ring, err := attachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize)
+		ring, err := attachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize, 0)
 		m.fds[1] = -1
 		if err != nil {
 			m.closeFDs()
@@ -416,7 +416,7 @@ func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, 
 		}
 		p.maps = append(p.maps, ib.box.r.m)
 	}
-	ring, err := attachRing(m.fds[0], int(r.depth), r.slotSize)
+	ring, err := attachRing(m.fds[0], int(r.depth), r.slotSize, 0)
 	m.fds[0] = -1
 	for _, fd := range m.fds {
 		if fd >= 0 {

@@ -139,7 +139,7 @@ func (p *prepared) Post() (int, error) {
 	}
 	q.head++
 	w := &p.wr[0]
-	if small && q.postInbox(w, q.head, p.rem, p.local) {
+	if small && q.inboxFits(q.head, p.rem) && q.postInbox(w, q.head, p.rem, p.local) {
 		return 1, nil
 	}
 	if !q.clearInbox() {

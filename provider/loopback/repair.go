@@ -175,7 +175,7 @@ func (c *lbContext) repair(held []heldSlot) {
 func (c *lbContext) repairInboxesLocked() {
 	for _, q := range c.ownRecvqsLocked() {
 		ib := q.inbox
-		if h := ib.held().Load(); h != 0 && !alive(int(h)) {
+		if h, dead := ib.deadHolder(); dead {
 			ib.held().CompareAndSwap(h, 0)
 		}
 		for i := range ib.routes {

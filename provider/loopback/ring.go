@@ -59,15 +59,16 @@ func physSlots(n int) int {
 func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(physSlots(n))*slotSize }
 
 func newRing(name string, n int, payload uintptr) (*ring, error) {
-	return newRingOfSlots(name, n, slotSizeFor(payload))
+	return newRingOfSlots(name, n, slotSizeFor(payload), 0)
 }
 
 // newRingOfSlots makes a ring of n slots of slotSize bytes each, the
 // sequence word included: a whole number of cache lines for queues whose
 // slots are written by one side and read by the other, or a fraction of
-// one for an inbox, where every slot moves the same way.
-func newRingOfSlots(name string, n int, slotSize uint64) (*ring, error) {
-	m, err := newMapping(name, ringBytes(n, slotSize), false)
+// one for an inbox, where every slot moves the same way. The mapping has
+// tail more bytes after the slots, for its owner's use.
+func newRingOfSlots(name string, n int, slotSize, tail uint64) (*ring, error) {
+	m, err := newMapping(name, ringBytes(n, slotSize)+tail, false)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +80,10 @@ func newRingOfSlots(name string, n int, slotSize uint64) (*ring, error) {
 	return r, nil
 }
 
-// attachRing maps a ring that a peer process created and passed as fd.
-func attachRing(fd int, n int, slotSize uint64) (*ring, error) {
-	m, err := attachMapping(fd, ringBytes(n, slotSize))
+// attachRing maps a ring that a peer process created and passed as fd,
+// with tail bytes after its slots.
+func attachRing(fd int, n int, slotSize, tail uint64) (*ring, error) {
+	m, err := attachMapping(fd, ringBytes(n, slotSize)+tail)
 	if err != nil {
 		return nil, err
 	}
@@ -292,14 +294,18 @@ func (r *ring) room(pos, n uint64) int {
 // heldReserved lists the slots of a JFC ring that a producer reserved and
 // has not published, oldest first. A consumer cannot get past the first of
 // them.
-func (r *ring) heldReserved() []uint64 {
+func (r *ring) heldReserved() []uint64 { return r.heldReservedMarked(0) }
+
+// heldReservedMarked is heldReserved for a ring whose producers may set the
+// bits mark in a published sequence word (an inbox's further cells).
+func (r *ring) heldReservedMarked(mark uint64) []uint64 {
 	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
 	if enq < deq || enq-deq > r.n {
 		return nil // a peer wrote nonsense: nothing to trust
 	}
 	var held []uint64
 	for p := deq; p < enq; p++ {
-		if atomic.LoadUint64(r.seq(p)) != p+1 {
+		if atomic.LoadUint64(r.seq(p))&^mark != p+1 {
 			held = append(held, p)
 		}
 	}

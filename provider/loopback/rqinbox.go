@@ -156,7 +156,7 @@ func (ib *rqInbox) lock(gone func() bool) bool {
 			return false
 		}
 		if i%256 == 0 {
-			if h := ib.held().Load(); h != 0 && h != me && !alive(int(h)) && ib.held().CompareAndSwap(h, me) {
+			if h, dead := ib.deadHolder(); dead && ib.held().CompareAndSwap(h, me) {
 				return true
 			}
 		}
@@ -167,6 +167,13 @@ func (ib *rqInbox) lock(gone func() bool) bool {
 }
 
 func (ib *rqInbox) unlock() { ib.held().Store(0) }
+
+// deadHolder returns the consumer lock's holder, and whether it is another
+// process that died (a sender killed while it helped): it never lets go.
+func (ib *rqInbox) deadHolder() (uint32, bool) {
+	h := ib.held().Load()
+	return h, h != 0 && h != uint32(os.Getpid()) && !alive(int(h))
+}
 
 // waiting tells whether a message is published at the head of the inbox.
 // It reads the head cell's sequence word, not enq: every post writes enq,
@@ -216,14 +223,18 @@ func (ib *rqInbox) dropRoute(route uint16) {
 }
 
 // inboxBatch is the most messages an arm delivers at once (see
-// deliverForArm); a poll delivers as many as its output holds, a helping
+// deliverInbox); a poll delivers as many as its output holds, a helping
 // sender up to its own.
 const inboxBatch = 64
 
-// deliverInto is a poll's delivery of the queue's inbox: its records go
-// straight into out, not through the JFC's ring, while the ring is empty
-// (a record in it would be older). It returns how many it made.
-func (q *recvq) deliverInto(out []provider.CR) int {
+// deliverInbox is the queue's own delivery of its inbox, up to max
+// messages, unless another party is delivering: a poll's, with out, whose
+// records go straight there, not through the JFC's ring, while the ring is
+// empty (a record in it would be older); Rearm's, without, into the ring,
+// where the records then refuse the arm. It returns how many records it
+// put in out. Inside posting, so that a Close waits before it unmaps what
+// this reads.
+func (q *recvq) deliverInbox(max int, out []provider.CR) int {
 	ib := q.inbox
 	if !ib.waiting() || !q.posting.enter(&q.closed) {
 		return 0
@@ -233,7 +244,7 @@ func (q *recvq) deliverInto(out []provider.CR) int {
 	ib.bump()
 	n := 0
 	if ib.tryLock() {
-		n, _ = q.view.deliverLocked(len(out), ^uint64(0), out)
+		n, _ = q.view.deliverLocked(max, ^uint64(0), out)
 		ib.unlock()
 	}
 	q.posting.leave()
@@ -261,12 +272,10 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 		if out != nil && (made == len(out) || atomic.LoadUint64(jr.enq) != atomic.LoadUint64(jr.deq)) {
 			break
 		}
-		if !b.peek(pos, &e) {
-			if atomic.LoadUint64(b.r.seq(pos)) != (pos+1)|inboxCont {
-				break
-			}
-			e.cells = 1 // a cell whose entry's head was lost (repairInbox)
-		} else if e.hdr.route < inboxRoutes {
+		if !b.entryAt(pos, &e) {
+			break
+		}
+		if e.hdr.route < inboxRoutes {
 			rt := &ib.routes[e.hdr.route]
 			if !rt.skips(pos) {
 				var cr *provider.CR
@@ -328,9 +337,8 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 	var r sgList
 	st := v.recvBuffers(pos, &r)
 	var cr provider.CR
-	cr.Status, cr.Opcode, cr.UserCtx, cr.LocalID = provider.CRSuccess, provider.Opcode(e.hdr.opcode), userCtx, v.id
-	cr.Flags, cr.Imm = recvFlagsOf(cr.Opcode, e.hdr.flags&inboxSolicited != 0, e.imm, v)
-	cr.RemoteID = rt.sw.jettyID()
+	v.recvCR(&cr, e, rt, userCtx)
+	cr.Len = 0
 	sender := provider.CRSuccess
 	switch {
 	case st != provider.CRSuccess:
@@ -447,13 +455,8 @@ func (q *recvq) failInbox() {
 	b := ib.box
 	pos := b.head()
 	var e inboxEntry
-	for {
-		if !b.peek(pos, &e) {
-			if atomic.LoadUint64(b.r.seq(pos)) != (pos+1)|inboxCont {
-				break
-			}
-			e.cells = 1
-		} else if e.hdr.route < inboxRoutes {
+	for b.entryAt(pos, &e) {
+		if e.hdr.route < inboxRoutes {
 			if rt := &ib.routes[e.hdr.route]; !rt.skips(pos) {
 				rt.fail(pos, provider.CRRemAccessAbortErr)
 			}
@@ -498,23 +501,6 @@ func (l *queueList[T]) remove(x T) {
 		}
 	}
 	l.p.Store(&s)
-}
-
-// deliverForArm is Rearm's delivery of the queue's inbox, into the JFC's
-// ring, where the records then refuse the arm, unless another party is
-// delivering. Inside posting, so that a Close waits before it unmaps what
-// this reads.
-func (q *recvq) deliverForArm() {
-	ib := q.inbox
-	if !ib.waiting() || !q.posting.enter(&q.closed) {
-		return
-	}
-	ib.bump()
-	if ib.tryLock() {
-		q.view.deliverLocked(inboxBatch, ^uint64(0), nil)
-		ib.unlock()
-	}
-	q.posting.leave()
 }
 
 // deliverable tells whether the inbox holds messages that receives were

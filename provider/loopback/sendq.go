@@ -181,7 +181,7 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 // postSmall leaves the small SEND w, just accepted, in its target's inbox
 // if it can.
 func (q *sendq) postSmall(w *provider.WR, rem *remote) bool {
-	if rem == nil || rem.rq.inbox == nil {
+	if rem == nil || !q.inboxFits(q.head, rem) {
 		return false
 	}
 	var buf [inboxMaxData]byte
@@ -215,12 +215,7 @@ func (q *sendq) wait(w *provider.WR, rem *remote, ran bool) {
 // reuse them once Post returns. False means its SGEs could not be read any
 // more (a segment closed since the post began): nothing was queued.
 func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) bool {
-	var p *pendingWR
-	if len(q.free) == 0 {
-		q.grow()
-	}
-	n := len(q.free)
-	p, q.free = q.free[n-1], q.free[:n-1]
+	p := q.takeFree()
 	p.wr, p.seq, p.rem = *w, seq, rem
 	p.wr.Local = p.sge[:copy(p.sge[:], w.Local)]
 	if w.Flags&provider.FlagInline != 0 {
@@ -245,6 +240,17 @@ func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) bool {
 		q.waitOn(rem)
 	}
 	return true
+}
+
+// takeFree takes a pendingWR off the free list, growing it if empty.
+func (q *sendq) takeFree() *pendingWR {
+	if len(q.free) == 0 {
+		q.grow()
+	}
+	n := len(q.free)
+	p := q.free[n-1]
+	q.free = q.free[:n-1]
+	return p
 }
 
 // popPending removes the oldest pending request. The slice is shifted
