@@ -34,11 +34,19 @@ func TestInboxStream(t *testing.T) {
 		sameAs bool // the buffer held the bytes sent
 	}
 	got := make(chan arrival, n)
+	recv := func(i int) error { return p.jfr.Recv(p.dst.SGE(uint64(i%64)*128, 128), uint64(i)) }
+	// The first receives are posted before the first SEND: one that
+	// found none would wait (RNR), and the SENDs behind it with it, the
+	// usual way, for as long as the sender keeps ahead.
+	const ahead = 64
+	for i := range ahead {
+		require.NoError(t, recv(i))
+	}
 	wg.Go(func() {
 		crs := make([]jetty.CR, 16)
-		for posted, done := 0, 0; done < n; {
-			for ; posted < n && posted-done < 64; posted++ {
-				if err := p.jfr.Recv(p.dst.SGE(uint64(posted%64)*128, 128), uint64(posted)); err != nil {
+		for posted, done := ahead, 0; done < n; {
+			for ; posted < n && posted-done < ahead; posted++ {
+				if err := recv(posted); err != nil {
 					panic(err)
 				}
 			}
