@@ -185,18 +185,30 @@ func InboxConsumed(j provider.JFR) uint64 { return j.(*jfrObj).recvq.inbox.box.h
 // in the inbox of a queue of another process: its small SENDs went that
 // way.
 func InboxPeer(j any) bool {
-	var q *sendq
-	switch o := j.(type) {
-	case *jfsObj:
-		q = o.sendq
-	case *jettyObj:
-		q = o.sendq
-	default:
-		panic(fmt.Sprintf("InboxPeer of %T", j))
-	}
+	q := sendqOf(j)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.ib.v != nil && q.ib.v.peer != nil
+}
+
+// InboxRuns returns how many runs of a post list j (a JFS or Jetty of this
+// provider) left in an inbox with one reservation each.
+func InboxRuns(j any) uint64 {
+	q := sendqOf(j)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ib.runs
+}
+
+// sendqOf is the send queue of j, a JFS or Jetty of this provider.
+func sendqOf(j any) *sendq {
+	switch o := j.(type) {
+	case *jfsObj:
+		return o.sendq
+	case *jettyObj:
+		return o.sendq
+	}
+	panic(fmt.Sprintf("not a loopback JFS or Jetty: %T", j))
 }
 
 // SetInboxTick sets how often a queue with requests in an inbox looks at

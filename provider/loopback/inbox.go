@@ -104,11 +104,18 @@ func (b *inbox) cell(pos uint64) *[3]uint64 { return (*[3]uint64)(b.r.payload(po
 // position; false when the inbox has no room for it, and nothing was
 // written. Any number of producers, in any process, may put at once.
 func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
-	k := inboxCells(len(data))
-	pos, ok := b.r.reserveRecords(k)
+	pos, ok := b.r.reserveRecords(inboxCells(len(data)))
 	if !ok {
 		return 0, false
 	}
+	b.write(pos, h, imm, data)
+	return pos, true
+}
+
+// write fills and publishes the entry at pos, whose inboxCells(len(data))
+// cells its producer reserved.
+func (b *inbox) write(pos uint64, h inboxHeader, imm uint64, data []byte) {
+	k := inboxCells(len(data))
 	head := b.cell(pos)
 	head[0], head[1] = h.word(), imm
 	rest := data
@@ -128,7 +135,6 @@ func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
 	// The first cell last: a consumer that sees it published sees the
 	// rest published too (stores are seen in order).
 	b.r.publish(pos)
-	return pos, true
 }
 
 // heldCells lists the cells a producer reserved and has not published,

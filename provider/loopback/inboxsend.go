@@ -51,6 +51,9 @@ type inboxSends struct {
 	timer     *time.Timer
 	timerOn   bool
 	timerHead uint64
+	// runs counts the post-list runs left with one reservation
+	// (postInboxRun), for tests.
+	runs uint64
 }
 
 // inboxGrace is how long a queue's requests wait in an inbox that does not
@@ -119,30 +122,47 @@ func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) 
 	if s.v != v && !q.switchRoute(v) {
 		return false
 	}
-	var hf uint8
-	solicited := w.Flags&provider.FlagSolicited != 0
-	if solicited {
-		hf = inboxSolicited
-	}
-	h := inboxHeader{len: uint32(len(data)), route: s.route, opcode: uint8(w.Opcode), flags: hf}
-	pos, ok := v.inbox.box.put(h, w.Imm, data)
+	pos, ok := v.inbox.box.put(q.inboxHeaderOf(w, len(data)), w.Imm, data)
 	if !ok {
 		return false
 	}
-	v.jfc.notify(solicited)
+	v.jfc.notify(w.Flags&provider.FlagSolicited != 0)
+	q.noteInbox(w, seq, rem, pos, len(data))
+	q.inboxPosted()
+	return true
+}
+
+// inboxHeaderOf is the header of the SEND w with n bytes of data, from the
+// queue's route.
+func (q *sendq) inboxHeaderOf(w *provider.WR, n int) inboxHeader {
+	var hf uint8
+	if w.Flags&provider.FlagSolicited != 0 {
+		hf = inboxSolicited
+	}
+	return inboxHeader{len: uint32(n), route: q.ib.route, opcode: uint8(w.Opcode), flags: hf}
+}
+
+// noteInbox keeps the SEND w of sequence seq, left in rem's inbox at pos
+// with n bytes of data, among the queue's inbox requests.
+func (q *sendq) noteInbox(w *provider.WR, seq uint64, rem *remote, pos uint64, n int) {
+	s := &q.ib
 	r := s.at(s.tail)
-	r.pos, r.end, r.seq, r.userCtx, r.imm, r.rem = pos, pos+inboxCells(len(data)), seq, w.UserCtx, w.Imm, rem
-	r.n, r.op, r.flags = uint32(len(data)), w.Opcode, w.Flags
+	r.pos, r.end, r.seq, r.userCtx, r.imm, r.rem = pos, pos+inboxCells(n), seq, w.UserCtx, w.Imm, rem
+	r.n, r.op, r.flags = uint32(n), w.Opcode, w.Flags
 	r.local = provider.SGE{}
 	if w.Flags&provider.FlagInline == 0 && len(w.Local) == 1 {
 		r.local = w.Local[0]
 	}
 	s.tail++
+}
+
+// inboxPosted publishes the queue's count of inbox requests after posts,
+// and starts the timer that covers them if it is not running.
+func (q *sendq) inboxPosted() {
 	q.countInbox()
-	if !s.timerOn {
+	if !q.ib.timerOn {
 		q.armInboxTimer()
 	}
-	return true
 }
 
 // countInbox publishes how many requests the queue has in its inbox. Only

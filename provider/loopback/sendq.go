@@ -52,6 +52,9 @@ type sendq struct {
 	// sg holds the resolved local and remote lists of the request that
 	// exec runs.
 	sg [2]sgList
+	// inboxRun holds the data of a post list's run of inbox SENDs while it is
+	// gathered (postInboxRun); made at the first run.
+	inboxRun *inboxRunData
 	// run holds the messages of a run of SENDs (see postRun), made on the
 	// first one.
 	run *[maxRun]runMsg
@@ -154,6 +157,12 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		small := inboxShaped(w)
 		if (!small || q.inboxOut() == 0) && q.clearInbox() {
 			if n := q.postRun(wrs[i:]); n > 0 {
+				i += n - 1
+				continue
+			}
+		}
+		if small {
+			if n := q.postInboxRun(wrs[i:]); n > 0 {
 				i += n - 1
 				continue
 			}
