@@ -49,7 +49,7 @@ func (c *lbContext) scheduleRepair() {
 func (c *lbContext) inboxesShared() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	me := uint32(os.Getpid())
+	me := selfPID
 	for _, q := range c.ownRecvqsLocked() {
 		ib := q.inbox
 		if h := ib.held().Load(); h != 0 && h != me {
