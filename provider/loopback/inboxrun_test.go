@@ -157,3 +157,34 @@ func TestInboxRunsInPostLists(t *testing.T) {
 	sendsDone(30, 200)
 	require.NotZero(t, loopback.InboxConsumed(small.jfr.Raw()), "no message went through the inbox")
 }
+
+// TestInboxRunRaisesSolicitedEvent posts a run whose last SEND alone is
+// solicited to a receive queue whose JFC is armed for solicited records:
+// the run raises the event as it leaves the messages, before anyone
+// delivers them (the senders' timer is held off).
+func TestInboxRunRaisesSolicitedEvent(t *testing.T) {
+	defer loopback.SetInboxTick(time.Hour)()
+	p := newPair(t)
+	jfce, err := jetty.NewJFCE(p.b)
+	require.NoError(t, err)
+	rjfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{JFCE: jfce})
+	require.NoError(t, err)
+	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: rjfc})
+	require.NoError(t, err)
+	remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
+	require.NoError(t, err)
+	for k := range 8 {
+		require.NoError(t, jfr.Recv(p.dst.SGE(uint64(k)*64, 64), uint64(k)))
+	}
+	send := func(ctx uint64, f jetty.Flags) jetty.WR {
+		return jetty.WR{Opcode: urma.OpSend, Flags: f, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
+	}
+	require.NoError(t, p.jfs.Post([]jetty.WR{send(0, 0)})) // the usual way: nothing else outstanding
+	require.Len(t, pollN(t, rjfc, 1, 5*time.Second), 1)
+	require.NoError(t, rjfc.Rearm(true))
+	before := loopback.InboxRuns(p.jfs.Raw())
+	require.NoError(t, p.jfs.Post([]jetty.WR{send(1, 0), send(2, 0), send(3, 0), send(4, jetty.Solicited)}))
+	require.Equal(t, before+1, loopback.InboxRuns(p.jfs.Raw()), "the SENDs did not go to the inbox as one run")
+	require.NoError(t, rjfc.Wait(2*time.Second), "no event for the run's solicited SEND")
+	require.Len(t, pollN(t, rjfc, 4, 5*time.Second), 4)
+}
