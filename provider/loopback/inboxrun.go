@@ -17,7 +17,8 @@ type inboxRunData struct {
 // postInboxRun leaves a run of small SENDs from the start of a post list in
 // their target's inbox, with one reservation of cells for all of them, and
 // returns how many it posted; 0 when there is no run of at least two that
-// may go to the inbox, and the caller posts wrs[0] its usual way.
+// may go to the inbox, and the caller posts wrs[0] its usual way. wrs[0]
+// is validated already, and goes to rem.
 //
 // One reservation is the point: it is a locked instruction, which waits
 // for the stores before it to own their lines, and those are the previous
@@ -28,12 +29,8 @@ type inboxRunData struct {
 // the queue full; that one is then posted (or fails) the usual way. The
 // checks of inboxFits are made once, for the first request: they hold for
 // the run's later ones.
-func (q *sendq) postInboxRun(wrs []provider.WR) int {
-	if len(wrs) < 2 || !inboxShaped(&wrs[0]) {
-		return 0
-	}
-	rem, err := q.validate(&wrs[0])
-	if err != nil || rem == nil || !q.inboxFits(q.head+1, rem) {
+func (q *sendq) postInboxRun(wrs []provider.WR, rem *remote) int {
+	if len(wrs) < 2 || rem == nil || !q.inboxFits(q.head+1, rem) {
 		return 0
 	}
 	out := q.head - q.credited.Load()

@@ -24,9 +24,11 @@ type runTarget struct {
 
 const runRecvSize = 128
 
-func newRunTarget(t *testing.T, p *pair, depth int, base uint64) *runTarget {
+// newRunTarget makes a JFR of depth receives of runRecvSize bytes each
+// from base in p.dst, all posted, with a JFC on jfce (nil: none).
+func newRunTarget(t *testing.T, p *pair, depth int, base uint64, jfce *jetty.JFCE) *runTarget {
 	t.Helper()
-	jfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{Depth: 1024})
+	jfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{Depth: 1024, JFCE: jfce})
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: jfc, Depth: depth})
 	require.NoError(t, err)
@@ -86,8 +88,8 @@ func TestInboxRunsInPostLists(t *testing.T) {
 	}
 	jfs, err := jetty.NewJFS(p.a, jetty.JFSConfig{JFC: p.jfcA, Depth: 40})
 	require.NoError(t, err)
-	one := newRunTarget(t, p, 128, 0)
-	other := newRunTarget(t, p, 8, 128*runRecvSize)
+	one := newRunTarget(t, p, 128, 0, nil)
+	other := newRunTarget(t, p, 8, 128*runRecvSize, nil)
 	sendsDone := func(n int, first uint64) {
 		t.Helper()
 		sends := pollN(t, p.jfcA, n, 5*time.Second)
@@ -147,7 +149,7 @@ func TestInboxRunsInPostLists(t *testing.T) {
 	// messages take four): the reservation fails, the messages go one by
 	// one until the inbox is full, and the rest the usual way, all in
 	// order.
-	small := newRunTarget(t, p, 32, 136*runRecvSize)
+	small := newRunTarget(t, p, 32, 136*runRecvSize, nil)
 	wrs = wrs[:0]
 	for i := range 30 {
 		wrs = append(wrs, runSend(p, small, uint64(200+i), uint32(i*3), 80, uint64(i+1)))
@@ -167,15 +169,8 @@ func TestInboxRunRaisesSolicitedEvent(t *testing.T) {
 	p := newPair(t)
 	jfce, err := jetty.NewJFCE(p.b)
 	require.NoError(t, err)
-	rjfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{JFCE: jfce})
-	require.NoError(t, err)
-	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: rjfc})
-	require.NoError(t, err)
-	remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
-	require.NoError(t, err)
-	for k := range 8 {
-		require.NoError(t, jfr.Recv(p.dst.SGE(uint64(k)*64, 64), uint64(k)))
-	}
+	rt := newRunTarget(t, p, 8, 0, jfce)
+	rjfc, remote := rt.jfc, rt.remote
 	send := func(ctx uint64, f jetty.Flags) jetty.WR {
 		return jetty.WR{Opcode: urma.OpSend, Flags: f, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
 	}

@@ -243,15 +243,8 @@ func TestInboxRearm(t *testing.T) {
 	p := newPair(t)
 	jfce, err := jetty.NewJFCE(p.b)
 	require.NoError(t, err)
-	rjfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{JFCE: jfce})
-	require.NoError(t, err)
-	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: rjfc})
-	require.NoError(t, err)
-	remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
-	require.NoError(t, err)
-	for k := range 4 {
-		require.NoError(t, jfr.Recv(p.dst.SGE(uint64(k)*64, 64), uint64(k)))
-	}
+	rt := newRunTarget(t, p, 4, 0, jfce)
+	rjfc, jfr, remote := rt.jfc, rt.jfr, rt.remote
 	send := func(ctx uint64) jetty.WR {
 		return jetty.WR{Opcode: urma.OpSend, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
 	}

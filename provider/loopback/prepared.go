@@ -31,20 +31,6 @@ type prepared struct {
 	// request resolves its target at each post).
 	tgt    *target
 	remote []byte
-	// lead is the first line of remote, which Post asks for before its
-	// checks (nil: nothing to ask for). For a WRITE or an atomic it is
-	// wanted in a writable state: in a latency loop the peer spins on
-	// that line, and taking it over is one cross-core round trip. Asked
-	// for while the checks run, it arrives in about the time they take,
-	// where a store after them first waited for it. A WRITE ping-pong
-	// between two cores (BenchmarkWritePingPong8, alternating runs) went
-	// from 90-103 to 70-71 ns a half round trip in the fast level (two
-	// stores between cores: 51-58), and urmactl perf's write_lat from
-	// 0.09 to 0.07 us. (Asking early for the lines of a SEND's short way
-	// made send_lat slower: its record's line is the one the receiver
-	// polls, and asking for it early only moved it back and forth.)
-	lead      unsafe.Pointer
-	leadWrite bool
 	// send is set for a SEND or SEND_IMM that may take sendPrepared's
 	// short way, and sw then names the sender in its receive records.
 	send bool
@@ -128,9 +114,6 @@ func (p *prepared) resolveRemote() {
 		return
 	}
 	p.tgt, p.remote = t, s.b
-	if len(s.b) > 0 {
-		p.lead, p.leadWrite = unsafe.Pointer(&s.b[0]), w.Opcode != provider.OpRead
-	}
 }
 
 // WR implements provider.Prepared.
@@ -142,13 +125,25 @@ func (p *prepared) Post() (int, error) {
 	if !p.fast {
 		return q.Post(p.wr[:])
 	}
-	if p.lead != nil {
-		// The line may be unmapped by now (an Unregister): a hint
-		// never faults, and the checks below stop the access itself.
-		if p.leadWrite {
-			prefetch.Write(p.lead)
+	if len(p.remote) > 0 {
+		// The target's first line is asked for before the checks, for a
+		// WRITE or an atomic in a state this core can write: in a
+		// latency loop the peer spins on that line, and taking it over
+		// is a round trip between cores, which now overlaps the checks
+		// where a store after them first waited for it. A WRITE
+		// ping-pong between two cores (BenchmarkWritePingPong8,
+		// alternating runs) went from 90-103 to 70-71 ns a half round
+		// trip in the fast level (two stores between cores: 51-58), and
+		// urmactl perf's write_lat from 0.09 to 0.07 us. (Asking early
+		// for the lines of a SEND's short way made send_lat slower: its
+		// record's line is the one the receiver polls, and asking for
+		// it early only moved it back and forth.) The line may be
+		// unmapped by now (an Unregister): a hint never faults, and
+		// the checks below stop the access itself.
+		if p.wr[0].Opcode == provider.OpRead {
+			prefetch.Read(unsafe.Pointer(&p.remote[0]))
 		} else {
-			prefetch.Read(p.lead)
+			prefetch.Write(unsafe.Pointer(&p.remote[0]))
 		}
 	}
 	if err := q.lockOpen(); err != nil {

@@ -161,15 +161,15 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 				continue
 			}
 		}
-		if small {
-			if n := q.postInboxRun(wrs[i:]); n > 0 {
-				i += n - 1
-				continue
-			}
-		}
 		rem, err := q.validate(w)
 		if err != nil {
 			return i, err
+		}
+		if small {
+			if n := q.postInboxRun(wrs[i:], rem); n > 0 {
+				i += n - 1
+				continue
+			}
 		}
 		if err := q.full(); err != nil {
 			return i, err
