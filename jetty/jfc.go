@@ -140,6 +140,21 @@ func (j *JFC) Poll(crs []CR) (int, error) {
 	return n, nil
 }
 
+// pollOnce is Poll; with a, until a's request is posted, the provider's
+// poll posts it once it finds completions.
+func (j *JFC) pollOnce(crs []CR, a *postAfter) (int, error) {
+	if a == nil || a.posted {
+		return j.Poll(crs)
+	}
+	n, posted, postErr, err := a.pp.PollPost(j.p, crs)
+	n = j.views.finish(crs[:n])
+	a.posted, a.err = posted, postErr
+	if err != nil {
+		return n, opErr("poll jfc", err)
+	}
+	return n, nil
+}
+
 // Rearm asks for one event on the JFCE for the next record, or with
 // solicitedOnly for the next solicited or failed one (urma_rearm_jfc). It
 // fails with urma.ErrAgain while unread records remain: poll them first.

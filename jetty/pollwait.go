@@ -36,13 +36,18 @@ const spinClock = 16
 // within 100 ms of sleep. A record with an error status is returned like
 // any other: check CR.OK.
 func (j *JFC) PollWait(ctx context.Context, crs []CR, spinFor time.Duration) (int, error) {
+	return j.pollWait(ctx, crs, spinFor, nil)
+}
+
+// pollWait is PollWait; with a, its polls post a's request (PostAfter).
+func (j *JFC) pollWait(ctx context.Context, crs []CR, spinFor time.Duration, a *postAfter) (int, error) {
 	if len(crs) == 0 {
 		return 0, opErr("poll jfc", provider.Errorf(urma.ErrInvalid, "no room for records"))
 	}
 	var start time.Duration
 	var wait spin.Wait
 	for i := 0; ; i++ {
-		n, err := j.Poll(crs)
+		n, err := j.pollOnce(crs, a)
 		if n > 0 || err != nil {
 			return n, err
 		}

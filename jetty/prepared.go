@@ -1,6 +1,9 @@
 package jetty
 
 import (
+	"context"
+	"time"
+
 	"github.com/urma-go/sdk/provider"
 )
 
@@ -24,7 +27,9 @@ type Prepared struct {
 	// p is the provider's prepared request; nil when the provider has
 	// none or the request uses views, and Post then posts own through
 	// the sender's post.
-	p   provider.Prepared
+	p provider.Prepared
+	// pp is p when a poll can post it (PostAfter).
+	pp  provider.PollPoster
 	s   *sender
 	own [1]WR
 }
@@ -42,6 +47,7 @@ func (s *sender) Prepare(wr WR) (*Prepared, error) {
 			return nil, &PostError{Op: s.kind + " prepare", Err: err}
 		}
 		p.p, p.w = pp, pp.WR()
+		p.pp, _ = pp.(provider.PollPoster)
 		return p, nil
 	}
 	// Without the provider's help the request is kept here and posted
@@ -66,6 +72,48 @@ func (p *Prepared) Post() error {
 		return &PostError{Op: p.s.kind + " post", Err: err}
 	}
 	return nil
+}
+
+// PostAfter waits for records on j, then posts the request: it is
+// j.PollWait(ctx, crs, spinFor) followed by Post, in one call, and returns
+// what they return. The records are valid even when the post fails (a
+// *PostError); when the wait fails, nothing is posted. The request's own
+// record is never among them.
+//
+// What it changes is when the request leaves. A provider that can (ib)
+// posts it from inside the poll that finds the first completions, before
+// it turns them into records. In a loop where each request waits for the
+// last one's completion (a READ or atomic latency probe, a reply that
+// waits for a receive), the next request then leaves the moment the device
+// reports the last, which on Soft-RoCE decides the latency (see the ib
+// provider's package documentation). Elsewhere it is PollWait and Post.
+func (p *Prepared) PostAfter(ctx context.Context, j *JFC, crs []CR, spinFor time.Duration) (int, error) {
+	if p.pp == nil {
+		n, err := j.PollWait(ctx, crs, spinFor)
+		if err != nil {
+			return n, err
+		}
+		return n, p.Post()
+	}
+	a := postAfter{pp: p.pp}
+	n, err := j.pollWait(ctx, crs, spinFor, &a)
+	switch {
+	case err != nil:
+		return n, err
+	case !a.posted:
+		return n, p.Post()
+	case a.err != nil:
+		return n, &PostError{Op: p.s.kind + " post", Err: a.err}
+	}
+	return n, nil
+}
+
+// postAfter is a PostAfter in progress: the prepared request and whether
+// a poll posted it, with the post's error.
+type postAfter struct {
+	pp     provider.PollPoster
+	posted bool
+	err    error
 }
 
 // WR returns a copy of the request as the next Post will post it.

@@ -20,3 +20,17 @@ type Prepared interface {
 	// returns what that Post would return.
 	Post() (int, error)
 }
+
+// PollPoster is implemented by prepared requests that a poll can post
+// (jetty.Prepared.PostAfter): the request leaves the moment the poll
+// finds completions, before they are turned into records.
+type PollPoster interface {
+	// PollPost polls jfc once, as jfc.Poll(crs) would, and returns what
+	// that returns in n and err. When the poll finds completions, it may
+	// post the request right after taking them, and never before: posted
+	// tells whether it did, and postErr is then what Post would have
+	// returned. The request's own record is never among the n. When it
+	// did not post, the caller posts the request itself if it still
+	// wants to.
+	PollPost(jfc JFC, crs []CR) (n int, posted bool, postErr, err error)
+}

@@ -58,3 +58,12 @@ func (s *stopwatch) nanos() float64 {
 	}
 	return float64(elapsed) / float64(ticks)
 }
+
+// durations turns the readings samples[0..n] into the n spans between
+// them, in nanoseconds, in samples[:n].
+func (s *stopwatch) durations(samples []int64, n int) {
+	perTick := s.nanos()
+	for j := range n {
+		samples[j] = int64(float64(samples[j+1]-samples[j]) * perTick)
+	}
+}

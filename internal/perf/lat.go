@@ -121,10 +121,7 @@ func (r *run) reap(j *jetty.JFC) error {
 	if err != nil {
 		return err
 	}
-	rc, sc := recvCRs(r.e.crs[:n])
-	r.e.pendingRecv += rc
-	r.e.recvsPosted -= rc
-	r.e.pendingSend -= sc
+	r.count(n)
 	return nil
 }
 
@@ -149,9 +146,17 @@ func (r *run) postOne() error {
 // nothing to pay for either).
 const progressEvery = 1024
 
-// latClient runs the client's latency loop into samples (nanoseconds of
+// latLoop runs the client's latency loop into samples (nanoseconds of
 // each iteration: a round trip for write and send) and returns how many
 // it took; samples needs room for one more. Every request is signaled.
+func (r *run) latLoop(samples []int64) (int, error) {
+	if r.chained() {
+		return r.latChained(samples)
+	}
+	return r.latClient(samples)
+}
+
+// latClient is latLoop for WRITE, and for SEND in event mode.
 //
 // As perftest does, the loop reads the clock once per iteration, at its
 // start (an iteration lasts until the next one starts), and retires its
@@ -164,17 +169,10 @@ func (r *run) latClient(samples []int64) (int, error) {
 	e, op := r.e, r.e.cfg.Test.Op
 	sb := e.sendBuf(r.size)
 	watch := watchLast(e.recvBuf(r.size))
-	var compare uint64
 	i := 0
 	for ; r.more(i, len(samples)-1); i++ {
 		m := marker(i)
-		switch op {
-		case Write, Send:
-			sb[r.size-1] = m
-		case Atomic:
-			r.loud.SetAtomic(compare, compare+1)
-			compare++
-		}
+		sb[r.size-1] = m
 		samples[i] = clock.now()
 		if err := r.postAnswer(); err != nil {
 			return i, err
@@ -194,11 +192,107 @@ func (r *run) latClient(samples []int64) (int, error) {
 		}
 	}
 	samples[i] = clock.now()
-	perTick := clock.nanos()
-	for j := range i {
-		samples[j] = int64(float64(samples[j+1]-samples[j]) * perTick)
-	}
+	clock.durations(samples, i)
 	return i, r.drain()
+}
+
+// latChained is latLoop where the next request waits only for a record:
+// the last one's for READ and atomics, the peer's answer for SEND when
+// receives have a JFC of their own. The poll that finds the record posts
+// the next request (jetty.Prepared.PostAfter), as perftest posts its next
+// request the moment it polls that completion. The clock is read right
+// after each post, so an iteration lasts from one post to the next (the
+// last one, until its record or answer).
+func (r *run) latChained(samples []int64) (int, error) {
+	clock := startStopwatch()
+	e := r.e
+	var compare uint64
+	i := 0
+	for ; r.more(i, len(samples)-1); i++ {
+		if e.cfg.Test.Op == Atomic {
+			r.loud.SetAtomic(compare, compare+1)
+			compare++
+		}
+		var err error
+		switch {
+		case i == 0:
+			err = r.postOne()
+		case e.cfg.Test.Op == Send:
+			err = r.postAfterRecv()
+		default:
+			err = r.postAfterLast()
+		}
+		samples[i] = clock.now()
+		if err == nil && e.cfg.Test.Op == Send {
+			err = r.retire()
+		}
+		if err != nil {
+			return i, err
+		}
+		if i%progressEvery == 0 {
+			r.progress.Store(int64(i + 1))
+		}
+	}
+	var err error
+	if e.cfg.Test.Op == Send {
+		err = r.awaitRecv()
+	} else {
+		err = r.drain()
+	}
+	samples[i] = clock.now()
+	clock.durations(samples, i)
+	return i, err
+}
+
+// chained tells whether the latency loops post from the poll that finds
+// what the request waits for (latChained): not for WRITE, which waits
+// for a byte, nor for SEND when one JFC takes both kinds of records (event
+// mode), where a poll could find only this side's own.
+func (r *run) chained() bool {
+	switch r.e.cfg.Test.Op {
+	case Read, Atomic:
+		return true
+	case Send:
+		return r.e.rjfc != r.e.jfc
+	}
+	return false
+}
+
+// postAfterLast posts the loop's request from the poll that finds the
+// last one's record.
+func (r *run) postAfterLast() error {
+	n, err := r.e.postAfter(r.ctx, r.loud, r.e.jfc)
+	r.count(n)
+	if err != nil {
+		return err
+	}
+	r.e.pendingSend++
+	return nil
+}
+
+// postAfterRecv consumes the peer's next message and posts the loop's
+// request from the poll that finds it.
+func (r *run) postAfterRecv() error {
+	if r.e.pendingRecv > 0 {
+		r.e.pendingRecv--
+		return r.postOne()
+	}
+	n, err := r.e.postAfter(r.ctx, r.loud, r.e.rjfc)
+	r.count(n)
+	if err != nil {
+		return err
+	}
+	r.e.pendingSend++
+	r.e.pendingRecv--
+	return nil
+}
+
+// count counts the first n records of e.crs as reap does.
+func (r *run) count(n int) {
+	rc, sc := recvCRs(r.e.crs[:n])
+	r.e.pendingRecv += rc
+	r.e.recvsPosted -= rc
+	r.e.pendingSend -= sc
 }
 
 // postAnswer posts the loop's request and waits for its record, then
@@ -214,6 +308,12 @@ func (r *run) postAnswer() error {
 	if err := r.postOne(); err != nil {
 		return err
 	}
+	return r.retire()
+}
+
+// retire waits for the loop's request to complete and replaces the
+// receives consumed.
+func (r *run) retire() error {
 	if err := r.drain(); err != nil {
 		return err
 	}
@@ -255,19 +355,29 @@ func (r *run) latServer() (int64, error) {
 	sb := e.sendBuf(r.size)
 	watch := watchLast(e.recvBuf(r.size))
 	var n int64
+	chained := r.chained()
 	for i := 0; ; i++ {
 		m := marker(i)
-		if op == Write {
-			if err := watch.await(r.ctx, m, &e.pace); err != nil {
-				return n, err
+		sb[r.size-1] = m
+		var err error
+		switch {
+		case chained:
+			// The answer leaves from the poll that finds the message.
+			if err = r.postAfterRecv(); err == nil {
+				err = r.retire()
 			}
-		} else if err := r.awaitRecv(); err != nil {
+		case op == Write:
+			if err = watch.await(r.ctx, m, &e.pace); err == nil {
+				err = r.postAnswer()
+			}
+		default:
+			if err = r.awaitRecv(); err == nil {
+				err = r.postAnswer()
+			}
+		}
+		if err != nil {
 			return n, err
 		}
 		n++
-		sb[r.size-1] = m
-		if err := r.postAnswer(); err != nil {
-			return n, err
-		}
 	}
 }

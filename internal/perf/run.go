@@ -171,7 +171,7 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		if o, err = r.bwClient(limit); err == nil {
 			iters, bw = o.iters, bwResult(size, o)
 		}
-	} else if iters, err = r.latClient(samples); err == nil {
+	} else if iters, err = r.latLoop(samples); err == nil {
 		lat = latResult(size, samples[:iters], cfg.Test.halved())
 	}
 	runtime.ReadMemStats(&ms)

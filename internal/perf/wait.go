@@ -26,12 +26,31 @@ func (e *endpoint) poll(ctx context.Context, j *jetty.JFC) (int, error) {
 		}
 		return 0, err
 	}
-	for i := range e.crs[:n] {
-		if cr := &e.crs[i]; !cr.OK() {
-			return 0, fmt.Errorf("completion of %v: %w", cr.Opcode, cr.Err())
+	return n, failedCR(e.crs[:n])
+}
+
+// postAfter is poll, then a post of pr, in one call: the poll that finds
+// the records posts pr (jetty.Prepared.PostAfter). The records are
+// counted in n even when the post fails.
+func (e *endpoint) postAfter(ctx context.Context, pr *jetty.Prepared, j *jetty.JFC) (int, error) {
+	n, err := pr.PostAfter(ctx, j, e.crs, e.cfg.Spin)
+	if err != nil && ctx.Err() != nil {
+		return n, errStopped
+	}
+	if ferr := failedCR(e.crs[:n]); ferr != nil {
+		return n, ferr
+	}
+	return n, err
+}
+
+// failedCR is the error of the first failed record of crs.
+func failedCR(crs []jetty.CR) error {
+	for i := range crs {
+		if cr := &crs[i]; !cr.OK() {
+			return fmt.Errorf("completion of %v: %w", cr.Opcode, cr.Err())
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // byteWatch reads the last byte of a region that the peer WRITEs behind

@@ -127,18 +127,25 @@ func (j *jfc) pollLocked(crs []provider.CR) (int, error) {
 		if err != nil {
 			return n, verbsErr("poll", err)
 		}
-		for i := 0; i < k; i++ {
-			wc := &j.wcs[i]
-			q := j.ctx.completer(uint32(wc.ID() >> 32))
-			if q != nil && q.complete(wc, &crs[n]) {
-				n++
-			}
-		}
+		n = j.records(crs, n, k)
 		if k < want {
 			// Completions may have queued records behind held ones.
 			return j.drainBacklog(crs, n), nil
 		}
 	}
+}
+
+// records turns the first k completions of wcs into records at crs[n:]
+// and returns the new n. Their queues may drop some (see complete).
+func (j *jfc) records(crs []provider.CR, n, k int) int {
+	for i := 0; i < k; i++ {
+		wc := &j.wcs[i]
+		q := j.ctx.completer(uint32(wc.ID() >> 32))
+		if q != nil && q.complete(wc, &crs[n]) {
+			n++
+		}
+	}
+	return n
 }
 
 // drainBacklog moves backlog records into crs[n:].

@@ -95,6 +95,9 @@ type sendq struct {
 	// skip the order checks when no other QP can be ahead of it.
 	held            int
 	pendingSignaled int
+	// fuse is on while pollPost runs a poll and a post in one call:
+	// flushBatch hands its batch to it instead of to the QP.
+	fuse pollFuse
 }
 
 func (c *ibContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
@@ -131,7 +134,9 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	if err != nil {
 		return nil, err
 	}
-	ring := 1 << bits.Len(uint(cfg.Depth-1))
+	// Room for depth+1 requests: a fused post may take the slot of one
+	// whose completion it has, before that one's record is made (fuseTail).
+	ring := 1 << bits.Len(uint(cfg.Depth))
 	q := &sendq{ctx: c, jfc: jc, jetty: owner, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE,
 		maxInline: cfg.MaxInline, rnrRetry: uint8(cfg.RNRRetry), rnrTimer: rnrTimerCode(cfg.RNRTimeout),
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
@@ -202,6 +207,11 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		// replaced during this post go now (see jetty.retireConn).
 		defer q.jetty.dropRetired()
 	}
+	return q.postLocked(wrs)
+}
+
+// postLocked is Post with q.mu held.
+func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 	switch {
 	case q.closed.Load() || q.ctx.closed.Load():
 		return 0, errClosed("jfs")
@@ -216,7 +226,7 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		if err != nil {
 			return q.flushBatch(batch, i, err)
 		}
-		if q.head-q.tail >= uint64(q.depth) {
+		if q.head-q.tail >= uint64(q.depth) && !q.fuseTail() {
 			return q.flushBatch(batch, i, provider.Errorf(provider.ErrAgain, "queue holds %d requests", q.depth))
 		}
 		if q.state != provider.StateReady {
@@ -229,6 +239,9 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		if !q.localInRange(w) {
 			// Caught here rather than by the device, which reports it
 			// differently from one driver to the next.
+			if q.fuse.on {
+				return i, errNotPosted // only the device's posts are fused
+			}
 			if n, ferr := q.flushBatch(batch, i, nil); ferr != nil {
 				return n, ferr
 			}
@@ -250,6 +263,9 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 				}
 				// The target is gone: the request completes with the
 				// error a vanished responder gives.
+				if q.fuse.on {
+					return i, errNotPosted
+				}
 				if n, ferr := q.flushBatch(batch, i, nil); ferr != nil {
 					return n, ferr
 				}
@@ -259,6 +275,9 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 			}
 		} else if q.mode != provider.UM && q.lastHW != nil && !q.lastHW.dead.Load() && q.pendingHW() {
 			cn = q.lastHW // a NOP waits for the requests before it on their QP
+		}
+		if cn == nil && q.fuse.on {
+			return i, errNotPosted
 		}
 		if cn != batch && len(q.wrs) > 0 {
 			if n, ferr := q.flushBatch(batch, i, nil); ferr != nil {
@@ -311,7 +330,13 @@ func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
 	if len(q.wrs) == 0 {
 		return n, cause
 	}
-	posted, err := cn.qp.PostSend(q.wrs, q.sges)
+	var posted int
+	var err error
+	if q.fuse.on {
+		posted, err = q.fuse.post(cn, q.wrs, q.sges)
+	} else {
+		posted, err = cn.qp.PostSend(q.wrs, q.sges)
+	}
 	runtime.KeepAlive(cn)
 	if err != nil {
 		// Give back the slots from the first request the device refused.
@@ -325,6 +350,9 @@ func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
 			}
 		}
 		q.wrs, q.wrIdx, q.sges = q.wrs[:0], q.wrIdx[:0], q.sges[:0]
+		if err == errNotPosted {
+			return first, err
+		}
 		return first, verbsErr("post send", err)
 	}
 	q.wrs, q.wrIdx, q.sges = q.wrs[:0], q.wrIdx[:0], q.sges[:0]

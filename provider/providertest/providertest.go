@@ -125,6 +125,7 @@ func Run(t *testing.T, h Harness) {
 		{"lifecycle", lifecycleTests},
 		{"badinput", badInputTests},
 		{"prepared", preparedTests},
+		{"postafter", postAfterTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

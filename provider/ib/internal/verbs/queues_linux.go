@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // createMu serialises the creation of queues. See the note at its use.
@@ -213,6 +214,43 @@ func (q *CQ) Poll(out []WC) (int, error) {
 		return 0, fmt.Errorf("ibv_poll_cq: %w", errnoOf(n))
 	}
 	return int(n), nil
+}
+
+// PollPost polls the CQ for up to spin for completions into out and,
+// when it took some and every one succeeded, posts wrs (whose SGEs index
+// sges) on qp in the same call, right after the completions; with need,
+// only when the completion with ID needID is among them. It returns how
+// many completions it took, whether it tried the post, and how many
+// requests were posted; err is the poll's or the post's error.
+func (q *CQ) PollPost(out []WC, spin time.Duration, need bool, needID uint64, qp *QP, wrs []SendWR, sges []SGE) (n int, tried bool, posted int, err error) {
+	if len(out) == 0 || len(wrs) == 0 {
+		return 0, false, 0, nil
+	}
+	var bad, tr, rc C.int
+	var sp *SGE
+	if len(sges) > 0 {
+		sp = &sges[0]
+	}
+	got := C.uv_poll_post(q.cq, C.int(len(out)), (*C.struct_uv_wc)(&out[0]), C.int64_t(spin),
+		qp.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp),
+		C.int(b2i(need)), C.uint64_t(needID), &bad, &tr, &rc)
+	if got < 0 {
+		return 0, false, 0, fmt.Errorf("ibv_poll_cq: %w", errnoOf(got))
+	}
+	switch {
+	case tr == 0:
+		return int(got), false, 0, nil
+	case rc != 0:
+		return int(got), true, int(bad), errnoOf(rc) // some providers return -errno
+	}
+	return int(got), true, len(wrs), nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ReqNotify arms the CQ for one event on its channel.

@@ -1,5 +1,6 @@
 //go:build linux && cgo && urma_verbs
 
+#include <time.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -148,6 +149,53 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 	}
 	*bad = n;
 	return 0;
+}
+
+static int64_t uv_now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+// uv_poll_post polls cq for up to spin_ns until it returns completions;
+// when every one of them succeeded it posts w on qp before it returns, so
+// that the next request leaves while the device is still busy with the
+// last (on Soft-RoCE a post that finds the device's worker asleep has to
+// wake it, which a post right after a completion does not). *tried tells
+// whether it posted, and *post_rc is then uv_post_send's result. With
+// need, it posts only if the completion of request need_id is among them.
+int uv_poll_post(struct ibv_cq *cq, int n, struct uv_wc *out, int64_t spin_ns,
+		 struct ibv_qp *qp, const struct uv_send_wr *w, int nw,
+		 const struct uv_sge *sges, int need, uint64_t need_id,
+		 int *bad, int *tried, int *post_rc)
+{
+	*tried = 0;
+	*post_rc = 0;
+	int got = 0;
+	int64_t start = 0;
+	for (int i = 0;; i++) {
+		got = uv_poll_cq(cq, n, out);
+		if (got != 0)
+			break;
+		if (i == 0)
+			start = uv_now_ns();
+		else if (i % 16 == 0 && uv_now_ns() - start >= spin_ns)
+			break;
+	}
+	if (got <= 0)
+		return got;
+	for (int i = 0; i < got; i++) {
+		if (out[i].status != IBV_WC_SUCCESS)
+			return got;
+		if (out[i].wr_id == need_id)
+			need = 0;
+	}
+	if (need)
+		return got;
+	*tried = 1;
+	*post_rc = uv_post_send(qp, w, nw, sges, bad);
+	return got;
 }
 
 int uv_post_srq_recv(struct ibv_srq *srq, const struct uv_recv_wr *w, int n,

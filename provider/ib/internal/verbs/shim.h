@@ -96,6 +96,10 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 int uv_post_srq_recv(struct ibv_srq *srq, const struct uv_recv_wr *w, int n,
 		     const struct uv_sge *sges, int *bad);
 int uv_poll_cq(struct ibv_cq *cq, int n, struct uv_wc *out);
+int uv_poll_post(struct ibv_cq *cq, int n, struct uv_wc *out, int64_t spin_ns,
+		 struct ibv_qp *qp, const struct uv_send_wr *w, int nw,
+		 const struct uv_sge *sges, int need, uint64_t need_id,
+		 int *bad, int *tried, int *post_rc);
 int uv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int uv_get_cq_event(struct ibv_comp_channel *ch, uint64_t *cq_context);
 struct ibv_cq *uv_create_cq(struct ibv_context *ctx, int depth, uint64_t cq_context,
