@@ -117,6 +117,18 @@
 // to perftest's small-message latency in the test VM (README, "ib on rxe0
 // against perftest"). A NIC has no such worker.
 //
+// jetty.Prepared.PostAfter closes the gap where a request waits for a
+// record: a prepared request implements provider.PollPoster, and its poll
+// is one C call that polls the CQ for up to 20 us and posts the request
+// right after completions that all succeeded, before Go sees them. The
+// queue's lock is held meanwhile (a post on the same queue from another
+// goroutine waits up to that long); a request that would not reach the
+// device, or a failed completion, leaves the post to Go after the
+// records, as Post would do it. At full depth the post may take the slot
+// of the oldest request, if the poll returns that request's completion.
+// urmactl perf's READ, atomic and SEND latency loops post this way; in
+// the test VM it halved the 8-byte READ and atomic latency.
+//
 // GODEBUG=asyncpreemptoff=1 turns off the preemption signal. It has a
 // condition: every spin loop must reach a point where the scheduler can
 // stop it. A loop on JFC.Poll does (each poll is a cgo call); a loop that
