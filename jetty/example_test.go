@@ -240,3 +240,46 @@ func ExamplePrepared() {
 	// FADD SUCCESS ctx 3 old 30
 	// counter 60
 }
+
+// A chain of READs where each leaves as soon as the last one completes:
+// PostAfter waits for the records and posts the next request from the
+// poll that finds them (on the ib provider, in the same C call).
+func ExamplePrepared_PostAfter() {
+	server, client := open(0), open(1)
+	defer server.Close()
+	defer client.Close()
+
+	data := must(segment.Alloc(server, 64, segment.Config{Access: segment.Read}))
+	copy(data.Bytes(), "chained")
+	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 8}))
+	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 8, JFC: sjfc}))
+
+	tgt := must(segment.Import(client, data.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 8}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 1, Mode: jetty.RM, JFC: jfc}))
+	buf := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
+
+	read := must(jfs.Prepare(jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: remote,
+		Local: []jetty.SGE{buf.SGE(0, 7)}, Remote: tgt.SGE(0, 7)}))
+	if err := read.Post(); err != nil {
+		log.Fatal(err)
+	}
+	crs := make([]jetty.CR, 4)
+	for i := uint64(1); i <= 2; i++ {
+		read.SetUserCtx(i)
+		// The queue holds one request: the next READ needs the last one's
+		// record first, and PostAfter posts it right after that record.
+		n, err := read.PostAfter(context.Background(), jfc, crs, 0)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(n, "record: ctx", crs[0].UserCtx, crs[0].Status)
+	}
+	cr := pollOne(jfc)
+	fmt.Println("last: ctx", cr.UserCtx, cr.Status, string(buf.Bytes()[:7]))
+	// Output:
+	// 1 record: ctx 0 SUCCESS
+	// 1 record: ctx 1 SUCCESS
+	// last: ctx 2 SUCCESS chained
+}
