@@ -260,15 +260,7 @@ func (r *run) chained() bool {
 
 // postAfterLast posts the loop's request from the poll that finds the
 // last one's record.
-func (r *run) postAfterLast() error {
-	n, err := r.e.postAfter(r.ctx, r.loud, r.e.jfc)
-	r.count(n)
-	if err != nil {
-		return err
-	}
-	r.e.pendingSend++
-	return nil
-}
+func (r *run) postAfterLast() error { return r.postAfterRecords(r.e.jfc) }
 
 // postAfterRecv consumes the peer's next message and posts the loop's
 // request from the poll that finds it.
@@ -277,13 +269,22 @@ func (r *run) postAfterRecv() error {
 		r.e.pendingRecv--
 		return r.postOne()
 	}
-	n, err := r.e.postAfter(r.ctx, r.loud, r.e.rjfc)
+	if err := r.postAfterRecords(r.e.rjfc); err != nil {
+		return err
+	}
+	r.e.pendingRecv--
+	return nil
+}
+
+// postAfterRecords posts the loop's request from the poll that finds
+// records of j, and counts them.
+func (r *run) postAfterRecords(j *jetty.JFC) error {
+	n, err := r.e.postAfter(r.ctx, r.loud, j)
 	r.count(n)
 	if err != nil {
 		return err
 	}
 	r.e.pendingSend++
-	r.e.pendingRecv--
 	return nil
 }
 

@@ -101,11 +101,8 @@ func (f *pollFuse) post(cn *conn, wrs []verbs.SendWR, sges []verbs.SGE) (int, er
 	f.used = true
 	k, tried, n, err := f.cq.PollPost(f.wcs, fuseSpin, f.need, f.needID, cn.qp, wrs, sges)
 	f.got = k
-	switch {
-	case !tried && err != nil:
-		f.err = err
-		return 0, errNotPosted
-	case !tried:
+	if !tried {
+		f.err = err // the poll's, if any
 		return 0, errNotPosted
 	}
 	return n, err
