@@ -283,3 +283,52 @@ func ExamplePrepared_PostAfter() {
 	// 1 record: ctx 1 SUCCESS
 	// last: ctx 2 SUCCESS chained
 }
+
+// A WRITE that answers a peer's WRITE: PostWhen posts it the moment the
+// flag byte the peer writes last holds the value.
+func ExamplePrepared_PostWhen() {
+	server, client := open(0), open(1)
+	defer server.Close()
+	defer client.Close()
+
+	// The server's inbox, which the client's request lands in; its byte 7
+	// is the flag.
+	inbox := must(segment.Alloc(server, 64, segment.Config{Access: segment.Read | segment.Write}))
+	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 8}))
+	sjfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 8, JFC: sjfc}))
+	// The client's inbox, which the server's answer lands in.
+	answers := must(segment.Alloc(client, 64, segment.Config{Access: segment.Read | segment.Write}))
+	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 8}))
+	cjfr := must(jetty.NewJFR(client, jetty.JFRConfig{Depth: 8, JFC: cjfc}))
+
+	// The server prepares its answer.
+	toClient := must(segment.Import(server, answers.Descriptor(), 0))
+	clientJFR := must(jetty.ImportJFR(server, cjfr.Descriptor(), 0))
+	sjfs := must(jetty.NewJFS(server, jetty.JFSConfig{Depth: 8, Mode: jetty.RM, JFC: sjfc}))
+	reply := must(segment.Alloc(server, 64, segment.Config{Access: segment.LocalOnly}))
+	copy(reply.Bytes(), "pong")
+	answer := must(sjfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: clientJFR,
+		Local: []jetty.SGE{reply.SGE(0, 4)}, Remote: toClient.SGE(0, 4)}))
+
+	done := make(chan error, 1)
+	go func() { done <- answer.PostWhen(context.Background(), &inbox.Bytes()[7], 1) }()
+
+	// The client WRITEs "ping" with the flag last.
+	toServer := must(segment.Import(client, inbox.Descriptor(), 0))
+	serverJFR := must(jetty.ImportJFR(client, sjfr.Descriptor(), 0))
+	cjfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 8, Mode: jetty.RM, JFC: cjfc}))
+	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
+	copy(msg.Bytes(), "ping\x00\x00\x00\x01")
+	if err := cjfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: serverJFR,
+		Local: []jetty.SGE{msg.SGE(0, 8)}, Remote: toServer.SGE(0, 8)}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("server got", string(inbox.Bytes()[:4]), "and answered:", pollOne(sjfc).Status)
+	fmt.Println("client's WRITE:", pollOne(cjfc).Status, "answer:", string(answers.Bytes()[:4]))
+	// Output:
+	// server got ping and answered: SUCCESS
+	// client's WRITE: SUCCESS answer: pong
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/spin"
 )
 
 // Prepared is a work request checked once and posted many times, for loops
@@ -29,9 +30,13 @@ type Prepared struct {
 	// the sender's post.
 	p provider.Prepared
 	// pp is p when a poll can post it (PostAfter).
-	pp  provider.PollPoster
-	s   *sender
-	own [1]WR
+	pp provider.PollPoster
+	// fp is p when it can be posted the moment a flag changes (PostWhen).
+	fp provider.FlagPoster
+	// pace is PostWhen's, one across calls as a JFC's is PollWait's.
+	pace spin.Pacer
+	s    *sender
+	own  [1]WR
 }
 
 // Prepare checks wr as Post would and returns it prepared for posting, or
@@ -48,6 +53,7 @@ func (s *sender) Prepare(wr WR) (*Prepared, error) {
 		}
 		p.p, p.w = pp, pp.WR()
 		p.pp, _ = pp.(provider.PollPoster)
+		p.fp, _ = pp.(provider.FlagPoster)
 		return p, nil
 	}
 	// Without the provider's help the request is kept here and posted

@@ -34,3 +34,16 @@ type PollPoster interface {
 	// wants to.
 	PollPost(jfc JFC, crs []CR) (n int, posted bool, postErr, err error)
 }
+
+// FlagPoster is implemented by prepared requests that can be posted the
+// moment a byte of memory takes a value (jetty.Prepared.PostWhen).
+type FlagPoster interface {
+	// PostOnFlag watches *flag for a short while of the provider's
+	// choosing and, if it sees want there, posts the request right
+	// away: posted tells whether it did, and postErr is then what Post
+	// would have returned. When it did not post (the flag did not change
+	// in time, or the request is one the provider does not post this
+	// way), the caller looks at the flag itself and posts the request
+	// with Post.
+	PostOnFlag(flag *byte, want byte) (posted bool, postErr error)
+}

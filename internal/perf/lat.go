@@ -156,7 +156,7 @@ func (r *run) latLoop(samples []int64) (int, error) {
 	return r.latClient(samples)
 }
 
-// latClient is latLoop for WRITE, and for SEND in event mode.
+// latClient is latLoop for SEND in event mode.
 //
 // As perftest does, the loop reads the clock once per iteration, at its
 // start (an iteration lasts until the next one starts), and retires its
@@ -166,26 +166,14 @@ func (r *run) latLoop(samples []int64) (int, error) {
 // too, when another one is still posted for the peer's next message.
 func (r *run) latClient(samples []int64) (int, error) {
 	clock := startStopwatch()
-	e, op := r.e, r.e.cfg.Test.Op
-	sb := e.sendBuf(r.size)
-	watch := watchLast(e.recvBuf(r.size))
 	i := 0
 	for ; r.more(i, len(samples)-1); i++ {
-		m := marker(i)
-		sb[r.size-1] = m
 		samples[i] = clock.now()
 		if err := r.postAnswer(); err != nil {
 			return i, err
 		}
-		switch op {
-		case Write:
-			if err := watch.await(r.ctx, m, &e.pace); err != nil {
-				return i, err
-			}
-		case Send:
-			if err := r.awaitRecv(); err != nil {
-				return i, err
-			}
+		if err := r.awaitRecv(); err != nil {
+			return i, err
 		}
 		if i%progressEvery == 0 {
 			r.progress.Store(int64(i + 1))
@@ -196,34 +184,43 @@ func (r *run) latClient(samples []int64) (int, error) {
 	return i, r.drain()
 }
 
-// latChained is latLoop where the next request waits only for a record:
-// the last one's for READ and atomics, the peer's answer for SEND when
-// receives have a JFC of their own. The poll that finds the record posts
-// the next request (jetty.Prepared.PostAfter), as perftest posts its next
-// request the moment it polls that completion. The clock is read right
-// after each post, so an iteration lasts from one post to the next (the
-// last one, until its record or answer).
+// latChained is latLoop where the next request waits only for one thing,
+// and leaves the moment it happens, as perftest posts its next request
+// the moment it sees it: for READ and atomics the last request's record,
+// for SEND (when receives have a JFC of their own) the peer's answer, and
+// the poll that finds them posts the request (jetty.Prepared.PostAfter);
+// for WRITE the last byte of the peer's answer, whose arrival posts it
+// (jetty.Prepared.PostWhen). The clock is read right after each post, so
+// an iteration lasts from one post to the next (the last one, until its
+// record or answer).
 func (r *run) latChained(samples []int64) (int, error) {
 	clock := startStopwatch()
-	e := r.e
+	e, op := r.e, r.e.cfg.Test.Op
+	sb := e.sendBuf(r.size)
 	var compare uint64
 	i := 0
 	for ; r.more(i, len(samples)-1); i++ {
-		if e.cfg.Test.Op == Atomic {
+		switch op {
+		case Atomic:
 			r.loud.SetAtomic(compare, compare+1)
 			compare++
+		case Write:
+			// The last WRITE was retired: its bytes are free.
+			sb[r.size-1] = marker(i)
 		}
 		var err error
 		switch {
 		case i == 0:
 			err = r.postOne()
-		case e.cfg.Test.Op == Send:
+		case op == Send:
 			err = r.postAfterRecv()
+		case op == Write:
+			err = r.postWhen(marker(i - 1))
 		default:
 			err = r.postAfterLast()
 		}
 		samples[i] = clock.now()
-		if err == nil && e.cfg.Test.Op == Send {
+		if err == nil && (op == Send || op == Write) {
 			err = r.retire()
 		}
 		if err != nil {
@@ -234,9 +231,14 @@ func (r *run) latChained(samples []int64) (int, error) {
 		}
 	}
 	var err error
-	if e.cfg.Test.Op == Send {
+	switch op {
+	case Send:
 		err = r.awaitRecv()
-	} else {
+	case Write:
+		if i > 0 {
+			err = watchLast(e.recvBuf(r.size)).await(r.ctx, marker(i-1), &e.pace)
+		}
+	default:
 		err = r.drain()
 	}
 	samples[i] = clock.now()
@@ -244,13 +246,13 @@ func (r *run) latChained(samples []int64) (int, error) {
 	return i, err
 }
 
-// chained tells whether the latency loops post from the poll that finds
-// what the request waits for (latChained): not for WRITE, which waits
-// for a byte, nor for SEND when one JFC takes both kinds of records (event
-// mode), where a poll could find only this side's own.
+// chained tells whether the latency loops post the moment what the
+// request waits for arrives (latChained): always but for SEND when one
+// JFC takes both kinds of records (event mode), where a poll could find
+// only this side's own.
 func (r *run) chained() bool {
 	switch r.e.cfg.Test.Op {
-	case Read, Atomic:
+	case Read, Atomic, Write:
 		return true
 	case Send:
 		return r.e.rjfc != r.e.jfc
@@ -273,6 +275,20 @@ func (r *run) postAfterRecv() error {
 		return err
 	}
 	r.e.pendingRecv--
+	return nil
+}
+
+// postWhen posts the loop's request the moment the last byte of the
+// receive region holds m: the peer's WRITE has landed.
+func (r *run) postWhen(m byte) error {
+	rb := r.e.recvBuf(r.size)
+	if err := r.loud.PostWhen(r.ctx, &rb[r.size-1], m); err != nil {
+		if r.ctx.Err() != nil {
+			return errStopped
+		}
+		return err
+	}
+	r.e.pendingSend++
 	return nil
 }
 
@@ -354,7 +370,6 @@ func (r *run) latServer() (int64, error) {
 		return 0, nil
 	}
 	sb := e.sendBuf(r.size)
-	watch := watchLast(e.recvBuf(r.size))
 	var n int64
 	chained := r.chained()
 	for i := 0; ; i++ {
@@ -362,14 +377,15 @@ func (r *run) latServer() (int64, error) {
 		sb[r.size-1] = m
 		var err error
 		switch {
+		case op == Write:
+			// The answer leaves the moment the message lands.
+			if err = r.postWhen(m); err == nil {
+				err = r.retire()
+			}
 		case chained:
 			// The answer leaves from the poll that finds the message.
 			if err = r.postAfterRecv(); err == nil {
 				err = r.retire()
-			}
-		case op == Write:
-			if err = watch.await(r.ctx, m, &e.pace); err == nil {
-				err = r.postAnswer()
 			}
 		default:
 			if err = r.awaitRecv(); err == nil {

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
-	"unsafe"
 
+	"github.com/urma-go/sdk/internal/memflag"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/spin"
 )
@@ -53,27 +52,16 @@ func failedCR(crs []jetty.CR) error {
 	return nil
 }
 
-// byteWatch reads the last byte of a region that the peer WRITEs behind
-// Go's back, with an atomic load of the aligned word holding it so the
-// compiler keeps the load in the loop.
-type byteWatch struct {
-	word  *uint32
-	shift uint
-}
+// byteWatch is the last byte of a region that the peer WRITEs.
+type byteWatch struct{ memflag.Flag }
 
-func watchLast(b []byte) byteWatch {
-	last := uintptr(unsafe.Pointer(&b[len(b)-1]))
-	base := last &^ 3
-	return byteWatch{word: (*uint32)(unsafe.Pointer(&b[len(b)-1-int(last-base)])), shift: uint(last-base) * 8}
-}
-
-func (w byteWatch) load() byte { return byte(atomic.LoadUint32(w.word) >> w.shift) }
+func watchLast(b []byte) byteWatch { return byteWatch{memflag.At(&b[len(b)-1])} }
 
 // await spins until the watched byte is v, or ctx ends; a long wait gives
 // the core away now and then (spin.Wait), for a peer that shares it.
 func (w byteWatch) await(ctx context.Context, v byte, p *spin.Pacer) error {
 	var wait spin.Wait
-	for w.load() != v {
+	for w.Load() != v {
 		wait.Idle()
 		if p.Tick() && ctx.Err() != nil {
 			return errStopped

@@ -129,6 +129,12 @@
 // urmactl perf's READ, atomic and SEND latency loops post this way; in
 // the test VM it halved the 8-byte READ and atomic latency.
 //
+// jetty.Prepared.PostWhen does the same where a request waits for a byte
+// of memory, a peer's WRITE: the prepared request implements
+// provider.FlagPoster, one C call that watches the byte for up to 20 us
+// and posts the request the moment it holds the value, under the queue's
+// lock as above. urmactl perf's WRITE latency loops post this way.
+//
 // GODEBUG=asyncpreemptoff=1 turns off the preemption signal. It has a
 // condition: every spin loop must reach a point where the scheduler can
 // stop it. A loop on JFC.Poll does (each poll is a cgo call); a loop that

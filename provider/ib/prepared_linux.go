@@ -90,15 +90,26 @@ type pollFuse struct {
 	needID uint64
 	cq     *verbs.CQ
 	wcs    []verbs.WC
-	used   bool
-	got    int   // completions the poll took
-	err    error // the poll's
+	// flag, when set, replaces the poll: the post waits for *flag ==
+	// want instead of for completions (PostOnFlag).
+	flag *byte
+	want byte
+	used bool
+	got  int   // completions the poll took
+	err  error // the poll's
 }
 
 // post polls, then posts wrs on cn if the poll took completions that all
 // succeeded; errNotPosted when it did not.
 func (f *pollFuse) post(cn *conn, wrs []verbs.SendWR, sges []verbs.SGE) (int, error) {
 	f.used = true
+	if f.flag != nil {
+		tried, n, err := cn.qp.FlagPost(f.flag, f.want, fuseSpin, wrs, sges)
+		if !tried {
+			return 0, errNotPosted
+		}
+		return n, err
+	}
 	k, tried, n, err := f.cq.PollPost(f.wcs, fuseSpin, f.need, f.needID, cn.qp, wrs, sges)
 	f.got = k
 	if !tried {
@@ -106,6 +117,27 @@ func (f *pollFuse) post(cn *conn, wrs []verbs.SendWR, sges []verbs.SGE) (int, er
 		return 0, errNotPosted
 	}
 	return n, err
+}
+
+// PostOnFlag implements provider.FlagPoster: a C call watches the flag
+// and posts the request the moment it holds want, as PollPost does the
+// moment completions arrive, and for the same reason. A request that
+// would not reach the device is left for the caller's Post.
+func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
+	q := p.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.jetty != nil {
+		defer q.jetty.dropRetired() // as in Post
+	}
+	q.fuse = pollFuse{on: true, flag: flag, want: want}
+	_, perr := q.postLocked(p.one[:])
+	f := q.fuse
+	q.fuse = pollFuse{}
+	if !f.used || perr == errNotPosted {
+		return false, nil
+	}
+	return true, perr
 }
 
 // pollPost posts w as Post does, but hands the device's post to a poll of
@@ -141,7 +173,7 @@ func (q *sendq) pollPost(j *jfc, w []provider.WR, want int) (k int, posted bool,
 // latency loop keeps one request in flight on a queue of depth one, and
 // posts the next one the moment the last completes.
 func (q *sendq) fuseTail() bool {
-	if !q.fuse.on || q.fuse.need || q.head-q.tail != uint64(q.depth) {
+	if !q.fuse.on || q.fuse.flag != nil || q.fuse.need || q.head-q.tail != uint64(q.depth) {
 		return false
 	}
 	s := &q.slots[q.tail&q.mask]

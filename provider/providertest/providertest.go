@@ -126,6 +126,7 @@ func Run(t *testing.T, h Harness) {
 		{"badinput", badInputTests},
 		{"prepared", preparedTests},
 		{"postafter", postAfterTests},
+		{"postwhen", postWhenTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

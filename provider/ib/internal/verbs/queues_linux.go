@@ -10,6 +10,8 @@ package verbs
 #cgo noescape uv_poll_cq
 #cgo nocallback uv_poll_cq
 #cgo nocallback uv_req_notify_cq
+#cgo noescape uv_flag_post
+#cgo nocallback uv_flag_post
 #include <stdlib.h>
 #include "shim.h"
 */
@@ -20,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // createMu serialises the creation of queues. See the note at its use.
@@ -244,6 +247,30 @@ func (q *CQ) PollPost(out []WC, spin time.Duration, need bool, needID uint64, qp
 		return int(got), true, int(bad), errnoOf(rc) // some providers return -errno
 	}
 	return int(got), true, len(wrs), nil
+}
+
+// FlagPost watches *flag for up to spin and, once it holds want, posts
+// wrs (whose SGEs index sges) on qp in the same call. It returns whether
+// it tried the post and, as PostSend, how many requests were posted and
+// the post's error.
+func (qp *QP) FlagPost(flag *byte, want byte, spin time.Duration, wrs []SendWR, sges []SGE) (tried bool, posted int, err error) {
+	if len(wrs) == 0 {
+		return false, 0, nil
+	}
+	var bad, tr, rc C.int
+	var sp *SGE
+	if len(sges) > 0 {
+		sp = &sges[0]
+	}
+	C.uv_flag_post((*C.uint8_t)(unsafe.Pointer(flag)), C.uint8_t(want), C.int64_t(spin),
+		qp.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp), &bad, &tr, &rc)
+	switch {
+	case tr == 0:
+		return false, 0, nil
+	case rc != 0:
+		return true, int(bad), errnoOf(rc) // some providers return -errno
+	}
+	return true, len(wrs), nil
 }
 
 func b2i(b bool) int {

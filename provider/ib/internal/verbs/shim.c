@@ -198,6 +198,29 @@ int uv_poll_post(struct ibv_cq *cq, int n, struct uv_wc *out, int64_t spin_ns,
 	return got;
 }
 
+// uv_flag_post watches *flag for up to spin_ns and, once it holds want,
+// posts w on qp at once: a WRITE ping-pong answers the peer's WRITE the
+// moment its last byte lands, as perftest does. *tried tells whether it
+// posted, and *post_rc is then uv_post_send's result.
+void uv_flag_post(const uint8_t *flag, uint8_t want, int64_t spin_ns,
+		  struct ibv_qp *qp, const struct uv_send_wr *w, int nw,
+		  const struct uv_sge *sges, int *bad, int *tried, int *post_rc)
+{
+	*tried = 0;
+	*post_rc = 0;
+	int64_t start = 0;
+	for (int i = 0;; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == want)
+			break;
+		if (i == 0)
+			start = uv_now_ns();
+		else if (i % 64 == 0 && uv_now_ns() - start >= spin_ns)
+			return;
+	}
+	*tried = 1;
+	*post_rc = uv_post_send(qp, w, nw, sges, bad);
+}
+
 int uv_post_srq_recv(struct ibv_srq *srq, const struct uv_recv_wr *w, int n,
 		     const struct uv_sge *sges, int *bad)
 {

@@ -96,6 +96,9 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 int uv_post_srq_recv(struct ibv_srq *srq, const struct uv_recv_wr *w, int n,
 		     const struct uv_sge *sges, int *bad);
 int uv_poll_cq(struct ibv_cq *cq, int n, struct uv_wc *out);
+void uv_flag_post(const uint8_t *flag, uint8_t want, int64_t spin_ns,
+		  struct ibv_qp *qp, const struct uv_send_wr *w, int nw,
+		  const struct uv_sge *sges, int *bad, int *tried, int *post_rc);
 int uv_poll_post(struct ibv_cq *cq, int n, struct uv_wc *out, int64_t spin_ns,
 		 struct ibv_qp *qp, const struct uv_send_wr *w, int nw,
 		 const struct uv_sge *sges, int need, uint64_t need_id,
