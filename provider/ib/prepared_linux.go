@@ -80,7 +80,8 @@ func (p *prepared) PollPost(pj provider.JFC, crs []provider.CR) (int, bool, erro
 // a device's refusal.
 var errNotPosted = errors.New("ib: poll found no completions to post after")
 
-// pollFuse runs a batch's post inside a poll of cq (see pollPost).
+// pollFuse runs a batch's post inside a poll of cq (see pollPost), or a
+// watch of a flag (see PostOnFlag).
 type pollFuse struct {
 	on bool
 	// need asks the poll for the completion of request needID before it
@@ -100,7 +101,8 @@ type pollFuse struct {
 }
 
 // post polls, then posts wrs on cn if the poll took completions that all
-// succeeded; errNotPosted when it did not.
+// succeeded (or, with a flag, watches it and posts once it holds want);
+// errNotPosted when it did not.
 func (f *pollFuse) post(cn *conn, wrs []verbs.SendWR, sges []verbs.SGE) (int, error) {
 	f.used = true
 	if f.flag != nil {
