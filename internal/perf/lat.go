@@ -236,7 +236,7 @@ func (r *run) latChained(samples []int64) (int, error) {
 		err = r.awaitRecv()
 	case Write:
 		if i > 0 {
-			err = watchLast(e.recvBuf(r.size)).await(r.ctx, marker(i-1), &e.pace)
+			err = awaitLast(r.ctx, e.recvBuf(r.size), marker(i-1), &e.pace)
 		}
 	default:
 		err = r.drain()

@@ -52,16 +52,13 @@ func failedCR(crs []jetty.CR) error {
 	return nil
 }
 
-// byteWatch is the last byte of a region that the peer WRITEs.
-type byteWatch struct{ memflag.Flag }
-
-func watchLast(b []byte) byteWatch { return byteWatch{memflag.At(&b[len(b)-1])} }
-
-// await spins until the watched byte is v, or ctx ends; a long wait gives
-// the core away now and then (spin.Wait), for a peer that shares it.
-func (w byteWatch) await(ctx context.Context, v byte, p *spin.Pacer) error {
+// awaitLast spins until the last byte of b, which the peer WRITEs, is v,
+// or ctx ends; a long wait gives the core away now and then (spin.Wait),
+// for a peer that shares it.
+func awaitLast(ctx context.Context, b []byte, v byte, p *spin.Pacer) error {
+	f := memflag.At(&b[len(b)-1])
 	var wait spin.Wait
-	for w.Load() != v {
+	for f.Load() != v {
 		wait.Idle()
 		if p.Tick() && ctx.Err() != nil {
 			return errStopped

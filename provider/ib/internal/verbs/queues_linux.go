@@ -230,23 +230,14 @@ func (q *CQ) PollPost(out []WC, spin time.Duration, need bool, needID uint64, qp
 		return 0, false, 0, nil
 	}
 	var bad, tr, rc C.int
-	var sp *SGE
-	if len(sges) > 0 {
-		sp = &sges[0]
-	}
 	got := C.uv_poll_post(q.cq, C.int(len(out)), (*C.struct_uv_wc)(&out[0]), C.int64_t(spin),
-		qp.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp),
+		qp.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), sgeList(sges),
 		C.int(b2i(need)), C.uint64_t(needID), &bad, &tr, &rc)
 	if got < 0 {
 		return 0, false, 0, fmt.Errorf("ibv_poll_cq: %w", errnoOf(got))
 	}
-	switch {
-	case tr == 0:
-		return int(got), false, 0, nil
-	case rc != 0:
-		return int(got), true, int(bad), errnoOf(rc) // some providers return -errno
-	}
-	return int(got), true, len(wrs), nil
+	tried, posted, err = fusedPost(tr, rc, bad, len(wrs))
+	return int(got), tried, posted, err
 }
 
 // FlagPost watches *flag for up to spin and, once it holds want, posts
@@ -258,19 +249,30 @@ func (qp *QP) FlagPost(flag *byte, want byte, spin time.Duration, wrs []SendWR, 
 		return false, 0, nil
 	}
 	var bad, tr, rc C.int
-	var sp *SGE
-	if len(sges) > 0 {
-		sp = &sges[0]
-	}
 	C.uv_flag_post((*C.uint8_t)(unsafe.Pointer(flag)), C.uint8_t(want), C.int64_t(spin),
-		qp.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp), &bad, &tr, &rc)
+		qp.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), sgeList(sges), &bad, &tr, &rc)
+	return fusedPost(tr, rc, bad, len(wrs))
+}
+
+// fusedPost reads a fused call's outcome: whether it tried the post (tr)
+// and, as PostSend returns them, how many of n requests were posted and
+// the post's error.
+func fusedPost(tr, rc, bad C.int, n int) (bool, int, error) {
 	switch {
 	case tr == 0:
 		return false, 0, nil
 	case rc != 0:
 		return true, int(bad), errnoOf(rc) // some providers return -errno
 	}
-	return true, len(wrs), nil
+	return true, n, nil
+}
+
+// sgeList is sges for C: the SGE table that work requests index.
+func sgeList(sges []SGE) *C.struct_uv_sge {
+	if len(sges) == 0 {
+		return nil
+	}
+	return (*C.struct_uv_sge)(&sges[0])
 }
 
 func b2i(b bool) int {
@@ -330,11 +332,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR, sges []SGE) (int, error) {
 		return 0, nil
 	}
 	var bad C.int
-	var sp *SGE
-	if len(sges) > 0 {
-		sp = &sges[0]
-	}
-	if rc := C.uv_post_srq_recv(s.srq, (*C.struct_uv_recv_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp), &bad); rc != 0 {
+	if rc := C.uv_post_srq_recv(s.srq, (*C.struct_uv_recv_wr)(&wrs[0]), C.int(len(wrs)), sgeList(sges), &bad); rc != 0 {
 		return int(bad), errnoOf(rc) // some providers return -errno
 	}
 	return len(wrs), nil
@@ -361,11 +359,7 @@ func (q *QP) PostSend(wrs []SendWR, sges []SGE) (int, error) {
 		return 0, nil
 	}
 	var bad C.int
-	var sp *SGE
-	if len(sges) > 0 {
-		sp = &sges[0]
-	}
-	if rc := C.uv_post_send(q.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), (*C.struct_uv_sge)(sp), &bad); rc != 0 {
+	if rc := C.uv_post_send(q.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), sgeList(sges), &bad); rc != 0 {
 		return int(bad), errnoOf(rc) // some providers return -errno
 	}
 	return len(wrs), nil

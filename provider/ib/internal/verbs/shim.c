@@ -158,6 +158,17 @@ static int64_t uv_now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+// uv_spun is the budget of a spin loop at its empty round i: true once
+// spin_ns have passed since round 0, read every every rounds.
+static inline int uv_spun(int i, int every, int64_t *start, int64_t spin_ns)
+{
+	if (i == 0) {
+		*start = uv_now_ns();
+		return 0;
+	}
+	return i % every == 0 && uv_now_ns() - *start >= spin_ns;
+}
+
 // uv_poll_post polls cq for up to spin_ns until it returns completions;
 // when every one of them succeeded it posts w on qp before it returns, so
 // that the next request leaves while the device is still busy with the
@@ -176,11 +187,7 @@ int uv_poll_post(struct ibv_cq *cq, int n, struct uv_wc *out, int64_t spin_ns,
 	int64_t start = 0;
 	for (int i = 0;; i++) {
 		got = uv_poll_cq(cq, n, out);
-		if (got != 0)
-			break;
-		if (i == 0)
-			start = uv_now_ns();
-		else if (i % 16 == 0 && uv_now_ns() - start >= spin_ns)
+		if (got != 0 || uv_spun(i, 16, &start, spin_ns))
 			break;
 	}
 	if (got <= 0)
@@ -212,9 +219,7 @@ void uv_flag_post(const uint8_t *flag, uint8_t want, int64_t spin_ns,
 	for (int i = 0;; i++) {
 		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == want)
 			break;
-		if (i == 0)
-			start = uv_now_ns();
-		else if (i % 64 == 0 && uv_now_ns() - start >= spin_ns)
+		if (uv_spun(i, 64, &start, spin_ns))
 			return;
 	}
 	*tried = 1;
