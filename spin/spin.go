@@ -21,6 +21,7 @@
 package spin
 
 import (
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -29,9 +30,20 @@ import (
 const (
 	// Yield is the time between yields: well inside sysmon's 10 ms.
 	Yield = 5 * time.Millisecond
-	// check is how many ticks pass between clock reads: in a guest
-	// without a usable TSC a clock read is a system call.
+	// check is how many ticks pass between clock reads at most: in a
+	// guest without a usable TSC a clock read is a system call.
 	check = 256
+	// maxShift is how far a Pacer may halve check, to a read per tick.
+	maxShift = 8
+	// readGap is the longest a Pacer lets pass between clock reads: a
+	// loop whose ticks are slow (a tick that is itself a spin in a cgo
+	// call, 20 us and more under emulation) reads the clock more often,
+	// one whose ticks are fast less often again. At check ticks apart,
+	// 256 such ticks came to 5-10 ms between reads, the yield then came
+	// at sysmon's 10 ms or not at all, and sysmon preempted the loop and
+	// polled every 20 us from then on: in the test VM, a wake of Go's
+	// sysmon thread every 200 us on the vCPU Soft-RoCE's workers need.
+	readGap = Yield / 8
 )
 
 // base is the origin of the pacers' monotonic clock reads.
@@ -46,7 +58,11 @@ func Now() time.Duration { return time.Since(base) }
 // concurrent use, so that the calls of a wait loop on several goroutines
 // (or one short call after another) share one pace.
 type Pacer struct {
-	n    uint32 // only through bump
+	n uint32 // only through bump
+	// shift halves check: the clock is read every check>>shift ticks.
+	shift atomic.Uint32
+	// read is when the clock was last read, zero before the first read.
+	read atomic.Int64
 	last atomic.Int64
 }
 
@@ -54,14 +70,35 @@ type Pacer struct {
 // passed since the last yield. It reports whether it yielded: a good
 // moment for a loop to look at its stop condition.
 func (p *Pacer) Tick() bool {
-	if bump(&p.n)%check != 0 {
+	if bump(&p.n)&(check>>p.shift.Load()-1) != 0 {
 		return false
 	}
 	now := Now()
+	p.adapt(now)
 	if now-time.Duration(p.last.Load()) < Yield {
 		return false
 	}
 	p.last.Store(int64(now))
 	runtime.Gosched()
 	return true
+}
+
+// adapt divides or doubles the ticks between clock reads so that reads
+// come between readGap/16 and readGap apart (a clock read is tens of
+// nanoseconds on hardware and microseconds in a guest without a TSC
+// clocksource, so a fast loop must not read it often either). Racing
+// callers may both move shift; it stays within its bounds.
+func (p *Pacer) adapt(now time.Duration) {
+	prev := time.Duration(p.read.Swap(int64(now)))
+	if prev == 0 {
+		return
+	}
+	switch sh, gap := p.shift.Load(), now-prev; {
+	case gap > readGap && sh < maxShift:
+		// As many halvings as the gap is readGaps long, at once: the
+		// first read comes check ticks late, and the next ones must not.
+		p.shift.CompareAndSwap(sh, min(sh+uint32(bits.Len64(uint64(gap/readGap))), maxShift))
+	case gap < readGap/16 && sh > 0:
+		p.shift.CompareAndSwap(sh, sh-1)
+	}
 }

@@ -38,3 +38,36 @@ func TestPacerReadsTheClockRarely(t *testing.T) {
 		t.Fatal("yielded again at once")
 	}
 }
+
+// tickFor busy-waits d, a tick of a loop whose every turn is a long spin
+// (the ib provider's polls spin in C for up to 20 us, more in a guest).
+func tickFor(d time.Duration) {
+	for end := Now() + d; Now() < end; {
+	}
+}
+
+func TestPacerYieldsOnTimeWhenTicksAreSlow(t *testing.T) {
+	// 200 us ticks: check of them are 51 ms, ten Yields. A Pacer that
+	// read the clock every check ticks would yield at most 3 times in
+	// 150 ms; one that reads it more often as the ticks are slow yields
+	// once per Yield from its second read on.
+	var p Pacer
+	start := Now()
+	yields := 0
+	for Now()-start < 150*time.Millisecond {
+		tickFor(200 * time.Microsecond)
+		if p.Tick() {
+			yields++
+		}
+	}
+	if yields < 10 {
+		t.Fatalf("%d yields in 150 ms of 200 us ticks, want about one per %v", yields, Yield)
+	}
+	// Fast ticks again: reads go back to check ticks apart.
+	for range 10 * check {
+		p.Tick()
+	}
+	if sh := p.shift.Load(); sh != 0 {
+		t.Fatalf("clock read every %d fast ticks, want every %d", check>>sh, check)
+	}
+}
