@@ -12,8 +12,11 @@
 // each runtime.Gosched, and the count means microseconds on hardware and
 // tens of milliseconds under emulation. Yielding by the clock avoids
 // both: in the test VM, ib write_lat went from about 3x perftest's median
-// to 1.7-2.6x (two runs; the guest is noisy). The yield is also what lets a stop-the-world reach a
-// loop that only reads memory under GODEBUG=asyncpreemptoff=1.
+// to 1.7-2.6x (two runs; the guest is noisy). The yield is also what lets
+// a stop-the-world reach a loop that only reads memory under
+// GODEBUG=asyncpreemptoff=1. A Pacer reads the clock every 256 ticks, and
+// more often when its ticks are slow (a tick that is a 20 us spin in C),
+// so that the yield comes once per Yield whatever a tick costs.
 //
 // A Wait paces one wait for the other end: past OSYield it gives the
 // core to the operating system's other threads now and then, for a peer
