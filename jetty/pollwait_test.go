@@ -123,8 +123,26 @@ func TestPollWaitReturnsReadyRecordsAtOnce(t *testing.T) {
 	crs := make([]CR, 4)
 	n, err := p.rjfc.PollWait(context.Background(), crs, 0)
 	check(t, err)
-	if n != 2 || p.rjfc.parks.Load() != 0 {
-		t.Fatalf("got %d records after %d parks, want 2 after none", n, p.rjfc.parks.Load())
+	if n == 0 || p.rjfc.parks.Load() != 0 {
+		t.Fatalf("got %d records after %d parks, want some after none", n, p.rjfc.parks.Load())
+	}
+	// The second SEND went to the receive queue's inbox (a stream) and
+	// is normally delivered by the same poll; a sender-side helper that
+	// holds the inbox at that moment delivers it as a record an instant
+	// later (one record short was seen once, under -race in the test VM).
+	deadline := time.Now().Add(5 * time.Second)
+	for n < 2 && time.Now().Before(deadline) {
+		k, err := p.rjfc.Poll(crs[n:])
+		check(t, err)
+		n += k
+	}
+	if n != 2 {
+		t.Fatalf("got %d records in all, want 2", n)
+	}
+	for _, cr := range crs[:n] {
+		if !cr.OK() {
+			t.Fatalf("record %v", cr)
+		}
 	}
 }
 
