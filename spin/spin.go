@@ -35,7 +35,7 @@ const (
 	Yield = 5 * time.Millisecond
 	// check is how many ticks pass between clock reads at most: in a
 	// guest without a usable TSC a clock read is a system call.
-	check = 256
+	check = 1 << maxShift
 	// maxShift is how far a Pacer may halve check, to a read per tick.
 	maxShift = 8
 	// readGap is the longest a Pacer lets pass between clock reads: a

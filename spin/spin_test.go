@@ -50,9 +50,8 @@ func TestPacerYieldsOnTimeWhenTicksAreSlow(t *testing.T) {
 	// 200 us ticks: check of them are 51 ms, ten Yields. A Pacer that
 	// read the clock every check ticks would read it 3 times in 200 ms
 	// and yield at most as often; one that reads it more often as the
-	// ticks are slow yields once per Yield from its second read on (40
-	// times; under load, with other test binaries on both cores, as
-	// few as 12 were seen).
+	// ticks are slow yields once per Yield from its second read on (about
+	// 30 times; under the host's -race run of CI, 9 were seen in 150 ms).
 	var p Pacer
 	start := Now()
 	yields := 0

@@ -112,7 +112,7 @@
 // in C, so a pacer that read the clock every 256 turns yielded only every
 // 5-10 ms, late for sysmon; spin.Pacer now reads it more often when turns
 // are slow (in the test VM the client's sysmon woke 4-5x less often, and
-// the average read_lat fell by 10-25%; the median did not move).
+// the average read_lat fell by 11-26%; the median did not move).
 //
 // Soft-RoCE does a user QP's work in a kernel worker, woken by a post
 // unless it is still busy with the QP. A post that follows the previous
