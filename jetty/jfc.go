@@ -37,6 +37,13 @@ func NewJFCE(ctx *urma.Context) (*JFCE, error) {
 // passes (negative waits forever, zero only checks). It fills out with the
 // JFCs that had events and returns how many; each must later be acked with
 // JFC.Ack. A timeout returns an error wrapping urma.ErrTimeout.
+//
+// On loopback, Wait sleeps in a system call on its thread, as a C
+// program's would. With GOMAXPROCS 1 (a process bound to one core with
+// taskset, for one) the runtime hands that thread's P to another thread
+// while it sleeps, which costs two more context switches per wake: bind
+// the waiting goroutine's locked thread instead (runtime.LockOSThread and
+// sched_setaffinity, as urmactl perf -c does).
 func (e *JFCE) Wait(timeout time.Duration, out []*JFC) (int, error) {
 	if len(out) == 0 {
 		return 0, opErr("jfce wait", provider.Errorf(urma.ErrInvalid, "empty output slice"))

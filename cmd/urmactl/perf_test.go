@@ -53,6 +53,7 @@ func TestPerfTwoProcesses(t *testing.T) {
 	}{
 		{[]string{"write_lat", "-n", "2000", "-s", "64"}, `(?m)^ 64 +2000 +(\d+\.\d\d +){9}$`},
 		{[]string{"send_lat", "-n", "500", "-s", "8", "-e", "--spin", "20us"}, `(?m)^ 8 +500 +(\d+\.\d\d +){9}$`},
+		{[]string{"send_lat", "-n", "500", "-s", "8", "-e", "-c", "0"}, `(?m)^ 8 +500 +(\d+\.\d\d +){9}$`},
 		{[]string{"send_bw", "-n", "2000", "-s", "4096", "-p", "RM", "-l", "4"}, `(?m)^ 4096 +2000 +(\d+\.\d\d +){2}\d+\.\d{6} *$`},
 	} {
 		t.Run(c.args[0], func(t *testing.T) {
@@ -115,6 +116,7 @@ func TestPerfJSONAndErrors(t *testing.T) {
 		"perf send_lat -o yaml":              `invalid output format "yaml"`,
 		"perf write_lat -w 100 127.0.0.1":    "warm-up is for bandwidth tests",
 		"perf send_bw -w -2 127.0.0.1":       "warm-up -2 is negative",
+		"perf write_lat -c 100000":           "cpu 100000: not one of this process's cores",
 	} {
 		_, errOut, code := run(t, bin, regexp.MustCompile(` +`).Split(args, -1)...)
 		assert.Equal(t, 1, code, args)

@@ -219,3 +219,6 @@ func SetInboxTick(d time.Duration) (restore func()) {
 	inboxTick = d
 	return func() { inboxTick = old }
 }
+
+// JFCEDescriptor is the eventfd of e, a JFCE of this provider.
+func JFCEDescriptor(e provider.JFCE) int { return e.(*jfce).efd }

@@ -2,7 +2,6 @@ package loopback
 
 import (
 	"encoding/binary"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,9 +15,12 @@ import (
 // in any process write when they disarm a JFC of the channel, and the JFCs
 // whose notified flag Wait collects.
 type jfce struct {
-	ctx    *lbContext
+	ctx *lbContext
+	// efd is a plain descriptor, never handed to the runtime's poller (an
+	// os.File would be): the poller's epoll set would hold it too, and
+	// every event would then wake that poller's thread as well as the
+	// sleeper, a second thread woken across processes per message.
 	efd    int
-	file   *os.File // efd, for reads with a deadline through the runtime poller
 	mu     sync.Mutex
 	jfcs   []*jfc
 	closed atomic.Bool
@@ -46,9 +48,9 @@ func (c *lbContext) NewJFCE() (provider.JFCE, error) {
 	if err != nil {
 		return nil, provider.Errorf(provider.ErrNoMemory, "eventfd: %v", err)
 	}
-	e := &jfce{ctx: c, efd: efd, file: os.NewFile(uintptr(efd), "urma-jfce")}
+	e := &jfce{ctx: c, efd: efd}
 	if _, err := c.adopt(e); err != nil {
-		e.file.Close()
+		unix.Close(efd)
 		return nil, err
 	}
 	return e, nil
@@ -182,6 +184,6 @@ func (e *jfce) destroy() {
 	// Wake a sleeper, then wait for it to leave before closing.
 	signalEventfd(e.efd)
 	e.sleeping.Lock()
-	e.file.Close()
+	unix.Close(e.efd)
 	e.sleeping.Unlock()
 }

@@ -42,6 +42,9 @@ type PerfOptions struct {
 	CQMod    int
 	Warmup   int
 	Output   string
+	// CPU, unless noCPU, is the core that the thread running this side's
+	// test is bound to (see pinThread).
+	CPU int
 	// CPUProfile, when set, is where this side writes a CPU profile of
 	// its run (go tool pprof reads it).
 	CPUProfile string
@@ -90,6 +93,7 @@ func newPerfCmd() *cobra.Command {
 	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests)")
 	f.IntVarP(&o.Warmup, "warmup", "w", -1, fmt.Sprintf("untimed requests before each size of a bandwidth test (-1: %d for bandwidth tests, none for latency)", perf.DefaultWarmup))
 	f.IntVarP(&o.CQMod, "cq-mod", "Q", 0, "signal one request in this many (bandwidth tests; default min(100, tx depth/2))")
+	f.IntVarP(&o.CPU, "cpu", "c", noCPU, "bind the thread that runs the test to this core, as ucx_perftest -c (the runtime's other threads stay free; -1: no binding)")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write this side's CPU profile to `file` (for go tool pprof)")
 	addOutputFlag(cmd, &o.Output)
 	return cmd
@@ -107,6 +111,14 @@ func Perf(ctx context.Context, out, log io.Writer, o PerfOptions) error {
 	}
 	if o.Port < 1 || o.Port > 65535 {
 		return fmt.Errorf("port %d: want 1 to 65535", o.Port)
+	}
+	if o.CPU != noCPU {
+		if err := pinThread(o.CPU); err != nil {
+			return err
+		}
+		// The thread stays bound until the process ends: Perf is its
+		// last work, and a thread that was pinned is not given back to
+		// the runtime's pool with its binding.
 	}
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
