@@ -22,7 +22,7 @@ func pinThread(cpu int) error {
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
 		return fmt.Errorf("cpu %d: reading this process's cores: %w", cpu, err)
 	}
-	if cpu < 0 || cpu >= len(allowed)*64 || !allowed.IsSet(cpu) {
+	if cpu < 0 || !allowed.IsSet(cpu) { // IsSet is false past the set's end
 		return fmt.Errorf("cpu %d: not one of this process's cores (%d allowed)", cpu, allowed.Count())
 	}
 	runtime.LockOSThread()
