@@ -332,3 +332,50 @@ func ExamplePrepared_PostWhen() {
 	// server got ping and answered: SUCCESS
 	// client's WRITE: SUCCESS answer: pong
 }
+
+// A server that reposts its receives: the list is checked once by
+// PrepareRecv, and each round posts again the receives it consumed.
+func ExamplePreparedRecv() {
+	server, client := open(0), open(1)
+	defer server.Close()
+	defer client.Close()
+
+	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 64}))
+	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 4, JFC: sjfc}))
+	buf := must(segment.Alloc(server, 4*64, segment.Config{Access: segment.LocalOnly}))
+	wrs := make([]jetty.RecvWR, 4)
+	for i := range wrs {
+		wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []jetty.SGE{buf.SGE(uint64(64*i), 64)}}
+	}
+	recvs := must(jfr.PrepareRecv(wrs))
+
+	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 32, JFC: cjfc}))
+	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
+	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+
+	for round := range 2 {
+		if err := recvs.Post(); err != nil {
+			log.Fatal(err)
+		}
+		for i := range 4 {
+			n := copy(msg.Bytes(), fmt.Sprintf("r%d m%d", round, i))
+			if err := jfs.Send(remote, msg.SGE(0, uint32(n)), 0, 0); err != nil {
+				log.Fatal(err)
+			}
+			pollOne(cjfc)
+		}
+		for i := range 4 {
+			cr := pollOne(sjfc)
+			at := 64 * cr.UserCtx
+			if i > 0 {
+				fmt.Print(", ")
+			}
+			fmt.Printf("%s", buf.Bytes()[at:at+uint64(cr.Len)])
+		}
+		fmt.Println()
+	}
+	// Output:
+	// r0 m0, r0 m1, r0 m2, r0 m3
+	// r1 m0, r1 m1, r1 m2, r1 m3
+}

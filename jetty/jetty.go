@@ -58,6 +58,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 	j.p = p
 	j.sender.p, j.sender.kind, j.sender.jfc = p, "jetty", cfg.Send.JFC
 	j.receiver.post, j.receiver.kind = p.PostRecv, "jetty"
+	j.receiver.prep, _ = p.(provider.RecvPreparer)
 	return j, nil
 }
 

@@ -57,6 +57,8 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 // receiver is the receive side shared by JFR and Jetty.
 type receiver struct {
 	post func([]RecvWR) (int, error)
+	// prep is the provider's queue when it prepares receives (PrepareRecv).
+	prep provider.RecvPreparer
 	kind string
 	// jfc receives the queue's records; it finishes receives into views.
 	jfc *JFC
@@ -113,6 +115,7 @@ func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
 	}
 	j.p = p
 	j.receiver.post, j.receiver.kind, j.receiver.jfc = p.PostRecv, "jfr", cfg.JFC
+	j.receiver.prep, _ = p.(provider.RecvPreparer)
 	return j, nil
 }
 

@@ -47,3 +47,25 @@ type FlagPoster interface {
 	// with Post.
 	PostOnFlag(flag *byte, want byte) (posted bool, postErr error)
 }
+
+// RecvPreparer is implemented by receive queues (a JFR, a Jetty) that can
+// check a list of receive requests once and then post it many times
+// (jetty.PreparedRecv). The SDK posts the list of a queue without it
+// through PostRecv each time.
+type RecvPreparer interface {
+	// PrepareRecv checks wrs as PostRecv would, without posting them,
+	// and keeps a copy of them with its own copies of the SGE lists. On a
+	// refusal it returns the index of the first request refused and why.
+	PrepareRecv(wrs []RecvWR) (PreparedRecv, int, error)
+}
+
+// PreparedRecv is a list of receive requests a RecvPreparer checked. It is
+// not safe for concurrent use; its queue is.
+type PreparedRecv interface {
+	// Len is the number of requests in the list.
+	Len() int
+	// Post queues the first n requests of the list, as PostRecv of them
+	// would, and returns what that would return; n outside [0, Len()] is
+	// refused with ErrInvalid and nothing is posted.
+	Post(n int) (int, error)
+}

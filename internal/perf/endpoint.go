@@ -45,11 +45,11 @@ type endpoint struct {
 	// peer is the other side's Jetty (bound) or JFR; tgt its segment.
 	peer *jetty.Remote
 	tgt  *segment.Target
-	// post, prepare and postRecv are the queue's.
-	post     func([]jetty.WR) error
-	prepare  func(jetty.WR) (*jetty.Prepared, error)
-	postRecv func([]jetty.RecvWR) error
-	crs      []jetty.CR
+	// post, prepare and prepareRecv are the queue's.
+	post        func([]jetty.WR) error
+	prepare     func(jetty.WR) (*jetty.Prepared, error)
+	prepareRecv func([]jetty.RecvWR) (*jetty.PreparedRecv, error)
+	crs         []jetty.CR
 	// recvsPosted counts receives posted and not consumed; pendingSend
 	// requests posted and not yet retired by a record; pendingRecv
 	// receives completed and not yet consumed by a loop. They carry over
@@ -104,7 +104,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
 			return e, err
 		}
-		e.post, e.prepare, e.postRecv = e.jetty.Post, e.jetty.Prepare, e.jetty.PostRecv
+		e.post, e.prepare, e.prepareRecv = e.jetty.Post, e.jetty.Prepare, e.jetty.PrepareRecv
 	} else {
 		if e.jfs, err = jetty.NewJFS(e.ctx, send); err != nil {
 			return e, err
@@ -112,7 +112,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		if e.jfr, err = jetty.NewJFR(e.ctx, recv); err != nil {
 			return e, err
 		}
-		e.post, e.prepare, e.postRecv = e.jfs.Post, e.jfs.Prepare, e.jfr.PostRecv
+		e.post, e.prepare, e.prepareRecv = e.jfs.Post, e.jfs.Prepare, e.jfr.PrepareRecv
 	}
 	access := segment.Read | segment.Write
 	if cfg.Test.Op == Atomic {

@@ -14,9 +14,10 @@ import (
 type run struct {
 	e    *endpoint
 	size int
-	// wr is the request the loop posts, recv the receive it reposts.
+	// wr is the request the loop posts; recv the receives it reposts,
+	// prepared as a list of RxDepth (jetty.PreparedRecv).
 	wr   []jetty.WR
-	recv []jetty.RecvWR
+	recv *jetty.PreparedRecv
 	// quiet and loud are wr[0] prepared unsignaled and signaled, which
 	// the loops post one at a time (see jetty.Prepared).
 	quiet, loud *jetty.Prepared
@@ -73,10 +74,13 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	}
 	// Receives take the whole region, so that those left posted by a
 	// smaller size fit the next.
-	r.recv = make([]jetty.RecvWR, e.cfg.RxDepth)
+	recv := make([]jetty.RecvWR, e.cfg.RxDepth)
 	sge := []jetty.SGE{e.seg.SGE(0, uint32(e.region))}
-	for i := range r.recv {
-		r.recv[i].Local = sge
+	for i := range recv {
+		recv[i].Local = sge
+	}
+	if r.recv, err = e.prepareRecv(recv); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -93,8 +97,8 @@ func (r *run) more(i int, limit int) bool {
 // RxDepth.
 func (r *run) postRecvs(n int) error {
 	for n > 0 {
-		k := min(n, len(r.recv))
-		if err := r.e.postRecv(r.recv[:k]); err != nil {
+		k := min(n, r.recv.Len())
+		if err := r.recv.PostFirst(k); err != nil {
 			return err
 		}
 		n -= k

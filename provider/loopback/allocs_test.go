@@ -24,6 +24,8 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 	write := prepare(jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{p.src.SGE(0, 64)}, Remote: p.tgt.SGE(0, 64)})
 	send := prepare(jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 64)}})
 	cas := prepare(jetty.WR{Opcode: urma.OpCAS, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
+	recv, err := p.jfr.PrepareRecv([]jetty.RecvWR{{UserCtx: 2, Local: []jetty.SGE{p.dst.SGE(0, 64)}}})
+	must(t, err)
 	cases := map[string]func(){
 		"write+poll":     func() { p.writePoll(t, 64) },
 		"send/recv+poll": func() { p.sendRecvPoll(t, 64) },
@@ -34,6 +36,12 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 		},
 		"prepared send/recv+poll": func() {
 			must(t, p.jfr.Recv(p.dst.SGE(0, 64), 2))
+			must(t, send.Post())
+			p.pollOne(t, p.jfcB)
+			p.pollOne(t, p.jfcA)
+		},
+		"prepared recv, send+poll": func() {
+			must(t, recv.Post())
 			must(t, send.Post())
 			p.pollOne(t, p.jfcB)
 			p.pollOne(t, p.jfcA)

@@ -188,19 +188,8 @@ func (v *rqView) sges(pos uint64) []recvSGE {
 }
 
 func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
-	// Inside enter, a Close that runs meanwhile waits before it unmaps
-	// the ring this writes.
-	if !q.posting.enter(&q.closed) {
-		return 0, errClosed("jfr")
-	}
-	defer q.posting.leave()
-	switch st := q.state().Load(); {
-	case st == stateClosed:
-		// Closed after enter looked: a post racing Close reports the
-		// Close, not the state word it leaves behind.
-		return 0, errClosed("jfr")
-	case provider.State(st) != provider.StateReady:
-		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", provider.State(st))
+	if err := q.beginPosts(); err != nil {
+		return 0, err
 	}
 	// Checked first, then written in chunks: one claim of ring slots per
 	// chunk (see reserveUpTo).
@@ -213,12 +202,9 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	}
 	done, err := 0, verr
 	for done < valid {
-		pos, got := q.ring.reserveUpTo(valid - done)
-		if got == 0 && q.ring.awaitRelease() {
-			continue
-		}
-		if got == 0 {
-			err = provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
+		pos, got, ferr := q.reserveRecvs(valid - done)
+		if ferr != nil {
+			err = ferr
 			break
 		}
 		for k := range got {
@@ -226,6 +212,50 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		}
 		done += got
 	}
+	q.endPosts()
+	if err != nil {
+		return done, err
+	}
+	return len(wrs), nil
+}
+
+// beginPosts enters a post of receives: inside it, a Close that runs
+// meanwhile waits before it unmaps the ring the post writes. It refuses a
+// queue that is closed or not READY; endPosts ends a post it let in.
+func (q *recvq) beginPosts() error {
+	if !q.posting.enter(&q.closed) {
+		return errClosed("jfr")
+	}
+	switch st := q.state().Load(); {
+	case st == stateClosed:
+		// Closed after enter looked: a post racing Close reports the
+		// Close, not the state word it leaves behind.
+		q.posting.leave()
+		return errClosed("jfr")
+	case provider.State(st) != provider.StateReady:
+		q.posting.leave()
+		return provider.Errorf(provider.ErrBadState, "jfr is %v", provider.State(st))
+	}
+	return nil
+}
+
+// reserveRecvs claims up to n free slots of the ring for receives: the
+// first and how many, at least one, or the error of a full queue.
+func (q *recvq) reserveRecvs(n int) (uint64, int, error) {
+	for {
+		pos, got := q.ring.reserveUpTo(n)
+		if got > 0 {
+			return pos, got, nil
+		}
+		if !q.ring.awaitRelease() {
+			return 0, 0, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
+		}
+	}
+}
+
+// endPosts ends a post of receives that beginPosts let in, once its
+// receives are published.
+func (q *recvq) endPosts() {
 	q.wakeSenders()
 	// Messages may wait in the inbox for these receives. The next poll
 	// delivers them; a JFC armed meanwhile (its Rearm saw no receive for
@@ -234,10 +264,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	if q.inbox.waiting() {
 		q.jfc.view.notify(true)
 	}
-	if err != nil {
-		return done, err
-	}
-	return len(wrs), nil
+	q.posting.leave()
 }
 
 // checkRecv checks a receive request before it is posted.

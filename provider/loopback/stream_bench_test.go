@@ -14,7 +14,14 @@ import (
 // prepared SENDs (one signaled in 64), and a poll of the receives' JFC.
 // ns/op is the software cost of one message, sender and receiver together,
 // with no cache line crossing cores.
-func BenchmarkSendStream8(b *testing.B) {
+func BenchmarkSendStream8(b *testing.B) { benchSendStream8(b, false) }
+
+// BenchmarkSendStream8PreparedRecv is BenchmarkSendStream8 with its
+// receives posted as a prepared list (JFR.PrepareRecv), as urmactl perf's
+// send_bw server posts them.
+func BenchmarkSendStream8PreparedRecv(b *testing.B) { benchSendStream8(b, true) }
+
+func benchSendStream8(b *testing.B, prepared bool) {
 	const batch = 16
 	p := newPair(b)
 	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}, Target: p.remote}
@@ -23,13 +30,18 @@ func BenchmarkSendStream8(b *testing.B) {
 	for i := range recvs {
 		recvs[i] = jetty.RecvWR{Local: []jetty.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
 	}
+	post := func() error { _, err := p.jfr.Raw().PostRecv(recvs); return err }
+	if prepared {
+		pr, err := p.jfr.PrepareRecv(recvs)
+		must(b, err)
+		post = pr.Post
+	}
 	crs := make([]jetty.CR, batch)
 	b.ReportAllocs()
 	sent := 0
 	for b.Loop() {
 		if sent%batch == 0 {
-			_, err := p.jfr.Raw().PostRecv(recvs)
-			must(b, err)
+			must(b, post())
 		}
 		sent++
 		pr := quiet

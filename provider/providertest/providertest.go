@@ -125,6 +125,7 @@ func Run(t *testing.T, h Harness) {
 		{"lifecycle", lifecycleTests},
 		{"badinput", badInputTests},
 		{"prepared", preparedTests},
+		{"prepared receives", preparedRecvTests},
 		{"postafter", postAfterTests},
 		{"postwhen", postWhenTests},
 	}
