@@ -45,7 +45,7 @@ func TestBuiltWithProfile(t *testing.T) {
 		"provider/loopback.(*prepared).Post",
 		"provider/loopback.(*jfc).Poll",
 		"provider/loopback.(*rqView).deliverLocked",
-		"provider/loopback.(*recvq).postRecv",
+		"provider/loopback.(*preparedRecv).Post",
 	} {
 		require.True(t, bytes.Contains(raw, []byte("github.com/urma-go/sdk/"+fn)), "the profile has no samples of %s", fn)
 	}
