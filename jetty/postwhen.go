@@ -23,11 +23,12 @@ import (
 // guards, or be the last byte of a message on a device that writes in
 // order, as the RDMA devices perftest relies on do.
 //
-// What it changes is when the request leaves. A provider that can (ib)
-// watches the flag itself and posts the request the moment it changes,
-// without a return to Go in between; on Soft-RoCE that is what makes a
-// WRITE ping-pong as fast as perftest's. Elsewhere it is a loop that
-// reads the flag, then Post. While it waits it yields as PollWait does
+// What it changes is when the request leaves. A provider that can watches
+// the flag itself and posts the request the moment it changes: ib without
+// a return to Go in between (on Soft-RoCE that is what makes a WRITE
+// ping-pong as fast as perftest's), loopback with the post's checks made
+// before the flag changes, so that only the request's own work is left
+// after it. Elsewhere it is a loop that reads the flag, then Post. While it waits it yields as PollWait does
 // with no JFCE: to Go's scheduler every few milliseconds, and the core
 // to other threads once the wait lasts spin.OSYield. It checks ctx at
 // the first of those, so a ctx that is already done is noticed only if

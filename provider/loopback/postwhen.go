@@ -1,0 +1,46 @@
+package loopback
+
+import (
+	"github.com/urma-go/sdk/internal/memflag"
+	"github.com/urma-go/sdk/provider"
+)
+
+// flagTurns is how many times PostOnFlag reads the flag before it lets the
+// queue go: a few microseconds, for which a post or a Close of this queue,
+// or an Unregister in this process, waits as it waits for a post.
+const flagTurns = 4096
+
+// PostOnFlag implements provider.FlagPoster for a one-sided request on
+// memory this process maps (a WRITE answering the peer's WRITE, as
+// perftest's write latency does): it makes a post's checks first, under
+// the queue's lock, and then watches the flag; the moment the flag holds
+// want, the request runs. A post's checks, made after the flag changed,
+// were a hundred-odd instructions between the peer's message and the
+// answer, on the round trip's critical path. The lock keeps what the
+// checks found true while it is held: a segment's memory stays mapped (see
+// quiesce.go), and the queue's state changes under it. Any other request,
+// or one whose checks fail, is left to the caller's Post.
+func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
+	if !p.fast || p.tgt == nil {
+		return false, nil
+	}
+	q := p.q
+	if q.lockOpen() != nil {
+		return false, nil
+	}
+	defer q.mu.Unlock()
+	if !q.clearInbox() || !p.unchanged() || q.full() != nil {
+		return false, nil
+	}
+	f := memflag.At(flag)
+	for range flagTurns {
+		if f.Load() == want {
+			q.head++
+			q.execPrepared(p, q.head)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+var _ provider.FlagPoster = (*prepared)(nil)
