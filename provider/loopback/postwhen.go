@@ -29,12 +29,15 @@ func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
 		return false, nil
 	}
 	defer q.mu.Unlock()
+	// As Post checks, for a request that is not a SEND (which alone may
+	// go to an inbox behind the queue's earlier requests).
 	if !q.clearInbox() || !p.unchanged() || q.full() != nil {
 		return false, nil
 	}
 	f := memflag.At(flag)
 	for range flagTurns {
 		if f.Load() == want {
+			// What Post does next for a one-sided request.
 			q.head++
 			q.execPrepared(p, q.head)
 			return true, nil

@@ -18,6 +18,7 @@ import (
 var postAfterTests = []test{
 	{"a chain of READs on a queue of depth one", testPostAfterChain},
 	{"a reply that waits for a receive", testPostAfterRecv},
+	{"a reply leaves only after the message", testPostAfterNotBefore},
 	{"a refused post keeps the records", testPostAfterRefused},
 	{"a failed record stops the post", testPostAfterFailure},
 	{"a wait that ends posts nothing", testPostAfterStopped},
@@ -111,6 +112,54 @@ func testPostAfterRecv(t *testing.T, e *env) {
 		require.Equal(t, "pong", string(ab.Bytes()[:4]))
 		e.pollOK(s.jfc)
 	}
+}
+
+// testPostAfterNotBefore starts the wait of a reply before its message
+// is sent: nothing leaves until the message's record is polled.
+func testPostAfterNotBefore(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	backRecvJFC := e.jfc(e.a, 0)
+	backJFR, err := jetty.NewJFR(e.a, jetty.JFRConfig{JFC: backRecvJFC})
+	require.NoError(t, err)
+	backRemote, err := jetty.ImportJFR(e.b, backJFR.Descriptor(), 0)
+	require.NoError(t, err)
+	backJFC := e.jfc(e.b, 0)
+	backJFS, err := jetty.NewJFS(e.b, jetty.JFSConfig{JFC: backJFC})
+	require.NoError(t, err)
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	rb := e.seg(e.b, 64, segment.LocalOnly)
+	ab := e.seg(e.a, 64, segment.LocalOnly)
+	ping := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote,
+		Local: []jetty.SGE{src.SGE(0, 4)}})
+	pong, err := backJFS.Prepare(jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: backRemote,
+		Local: []jetty.SGE{rb.SGE(32, 4)}, UserCtx: 70})
+	require.NoError(t, err)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 16), 10))
+	require.NoError(t, backJFR.Recv(ab.SGE(0, 16), 20))
+
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	crs := make([]jetty.CR, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	defer cancel()
+	go func() {
+		n, err := pong.PostAfter(ctx, r.jfc, crs, 0)
+		done <- result{n, err}
+	}()
+	e.none(backJFC)     // no pong
+	e.none(backRecvJFC) // and nothing arrived
+	require.NoError(t, ping.Post())
+	res := <-done
+	require.NoError(t, res.err)
+	require.Equal(t, 1, res.n, "%v", crs[:res.n])
+	require.Equal(t, uint64(10), crs[0].UserCtx, "the ping's receive")
+	require.Equal(t, uint64(70), e.pollOK(backJFC).UserCtx, "the pong was posted")
+	require.Equal(t, uint64(20), e.pollOK(backRecvJFC).UserCtx)
+	e.pollOK(s.jfc)
 }
 
 // testPostAfterRefused waits for one request's record and then posts a
