@@ -75,69 +75,64 @@ func testPostAfterChain(t *testing.T, e *env) {
 // testPostAfterRecv answers a SEND from the poll that finds its receive,
 // as a server does.
 func testPostAfterRecv(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{})
-	r := e.receiver(jetty.JFRConfig{})
-	// The way back: a JFS on the target, a JFR on the initiator.
-	backRecvJFC := e.jfc(e.a, 0)
-	backJFR, err := jetty.NewJFR(e.a, jetty.JFRConfig{JFC: backRecvJFC})
-	require.NoError(t, err)
-	backRemote, err := jetty.ImportJFR(e.b, backJFR.Descriptor(), 0)
-	require.NoError(t, err)
-	backJFC := e.jfc(e.b, 0)
-	backJFS, err := jetty.NewJFS(e.b, jetty.JFSConfig{JFC: backJFC})
-	require.NoError(t, err)
-
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	rb := e.seg(e.b, 64, segment.LocalOnly)
-	ab := e.seg(e.a, 64, segment.LocalOnly)
-	copy(src.Bytes(), "ping")
-	copy(rb.Bytes()[32:], "pong")
-	ping := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 4)}})
-	pong, err := backJFS.Prepare(jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: backRemote,
-		Local: []jetty.SGE{rb.SGE(32, 4)}, UserCtx: 70})
-	require.NoError(t, err)
+	g := e.replyRig()
+	copy(g.src.Bytes(), "ping")
+	copy(g.rb.Bytes()[32:], "pong")
 	crs := make([]jetty.CR, 4)
 	for i := range 3 {
-		require.NoError(t, r.jfr.Recv(rb.SGE(0, 16), uint64(10+i)))
-		require.NoError(t, backJFR.Recv(ab.SGE(0, 16), uint64(20+i)))
-		require.NoError(t, ping.Post())
-		n, err := e.postAfter(pong, r.jfc, crs)
+		require.NoError(t, g.r.jfr.Recv(g.rb.SGE(0, 16), uint64(10+i)))
+		require.NoError(t, g.backJFR.Recv(g.ab.SGE(0, 16), uint64(20+i)))
+		require.NoError(t, g.ping.Post())
+		n, err := e.postAfter(g.pong, g.r.jfc, crs)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "%v", crs[:n])
 		require.Equal(t, uint64(10+i), crs[0].UserCtx, "the ping's receive")
-		require.Equal(t, "ping", string(rb.Bytes()[:4]))
-		require.Equal(t, uint64(70), e.pollOK(backJFC).UserCtx, "the pong was posted")
-		require.Equal(t, uint64(20+i), e.pollOK(backRecvJFC).UserCtx)
-		require.Equal(t, "pong", string(ab.Bytes()[:4]))
-		e.pollOK(s.jfc)
+		require.Equal(t, "ping", string(g.rb.Bytes()[:4]))
+		require.Equal(t, uint64(70), e.pollOK(g.backJFC).UserCtx, "the pong was posted")
+		require.Equal(t, uint64(20+i), e.pollOK(g.backRecvJFC).UserCtx)
+		require.Equal(t, "pong", string(g.ab.Bytes()[:4]))
+		e.pollOK(g.s.jfc)
 	}
+}
+
+// replyRig is a ping from the initiator to the target and a prepared pong
+// back, each way with its own queues: the pong's JFS and JFR on the
+// target with their JFCs, the way back's JFR on the initiator.
+type replyRig struct {
+	s                    sendSide
+	r                    recvSide
+	backJFR              *jetty.JFR
+	backJFC, backRecvJFC *jetty.JFC
+	src, rb, ab          *segment.Segment
+	ping, pong           *jetty.Prepared
+}
+
+func (e *env) replyRig() replyRig {
+	g := replyRig{s: e.sender(jetty.JFSConfig{}), r: e.receiver(jetty.JFRConfig{})}
+	g.backRecvJFC = e.jfc(e.a, 0)
+	var err error
+	g.backJFR, err = jetty.NewJFR(e.a, jetty.JFRConfig{JFC: g.backRecvJFC})
+	require.NoError(e.t, err)
+	backRemote, err := jetty.ImportJFR(e.b, g.backJFR.Descriptor(), 0)
+	require.NoError(e.t, err)
+	g.backJFC = e.jfc(e.b, 0)
+	backJFS, err := jetty.NewJFS(e.b, jetty.JFSConfig{JFC: g.backJFC})
+	require.NoError(e.t, err)
+	g.src, g.rb, g.ab = e.seg(e.a, 64, segment.LocalOnly), e.seg(e.b, 64, segment.LocalOnly), e.seg(e.a, 64, segment.LocalOnly)
+	g.ping = e.prepare(g.s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: g.r.remote,
+		Local: []jetty.SGE{g.src.SGE(0, 4)}})
+	g.pong, err = backJFS.Prepare(jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: backRemote,
+		Local: []jetty.SGE{g.rb.SGE(32, 4)}, UserCtx: 70})
+	require.NoError(e.t, err)
+	return g
 }
 
 // testPostAfterNotBefore starts the wait of a reply before its message
 // is sent: nothing leaves until the message's record is polled.
 func testPostAfterNotBefore(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{})
-	r := e.receiver(jetty.JFRConfig{})
-	backRecvJFC := e.jfc(e.a, 0)
-	backJFR, err := jetty.NewJFR(e.a, jetty.JFRConfig{JFC: backRecvJFC})
-	require.NoError(t, err)
-	backRemote, err := jetty.ImportJFR(e.b, backJFR.Descriptor(), 0)
-	require.NoError(t, err)
-	backJFC := e.jfc(e.b, 0)
-	backJFS, err := jetty.NewJFS(e.b, jetty.JFSConfig{JFC: backJFC})
-	require.NoError(t, err)
-	src := e.seg(e.a, 64, segment.LocalOnly)
-	rb := e.seg(e.b, 64, segment.LocalOnly)
-	ab := e.seg(e.a, 64, segment.LocalOnly)
-	ping := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 4)}})
-	pong, err := backJFS.Prepare(jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: backRemote,
-		Local: []jetty.SGE{rb.SGE(32, 4)}, UserCtx: 70})
-	require.NoError(t, err)
-	require.NoError(t, r.jfr.Recv(rb.SGE(0, 16), 10))
-	require.NoError(t, backJFR.Recv(ab.SGE(0, 16), 20))
-
+	g := e.replyRig()
+	require.NoError(t, g.r.jfr.Recv(g.rb.SGE(0, 16), 10))
+	require.NoError(t, g.backJFR.Recv(g.ab.SGE(0, 16), 20))
 	type result struct {
 		n   int
 		err error
@@ -147,19 +142,19 @@ func testPostAfterNotBefore(t *testing.T, e *env) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 	defer cancel()
 	go func() {
-		n, err := pong.PostAfter(ctx, r.jfc, crs, 0)
+		n, err := g.pong.PostAfter(ctx, g.r.jfc, crs, 0)
 		done <- result{n, err}
 	}()
-	e.none(backJFC)     // no pong
-	e.none(backRecvJFC) // and nothing arrived
-	require.NoError(t, ping.Post())
+	e.none(g.backJFC)     // no pong
+	e.none(g.backRecvJFC) // and nothing arrived
+	require.NoError(t, g.ping.Post())
 	res := <-done
 	require.NoError(t, res.err)
 	require.Equal(t, 1, res.n, "%v", crs[:res.n])
 	require.Equal(t, uint64(10), crs[0].UserCtx, "the ping's receive")
-	require.Equal(t, uint64(70), e.pollOK(backJFC).UserCtx, "the pong was posted")
-	require.Equal(t, uint64(20), e.pollOK(backRecvJFC).UserCtx)
-	e.pollOK(s.jfc)
+	require.Equal(t, uint64(70), e.pollOK(g.backJFC).UserCtx, "the pong was posted")
+	require.Equal(t, uint64(20), e.pollOK(g.backRecvJFC).UserCtx)
+	e.pollOK(g.s.jfc)
 }
 
 // testPostAfterRefused waits for one request's record and then posts a
