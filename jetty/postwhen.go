@@ -28,9 +28,10 @@ import (
 // a return to Go in between (on Soft-RoCE that is what makes a WRITE
 // ping-pong as fast as perftest's), loopback with the post's checks made
 // before the flag changes, so that only the request's own work is left
-// after it. Elsewhere it is a loop that reads the flag, then Post. While it waits it yields as PollWait does
-// with no JFCE: to Go's scheduler every few milliseconds, and the core
-// to other threads once the wait lasts spin.OSYield. It checks ctx at
+// after it. Elsewhere it is a loop that reads the flag, then Post. While
+// it waits it yields as PollWait does with no JFCE: to Go's scheduler
+// every few milliseconds, and the core to other threads once the wait
+// lasts spin.OSYield. It checks ctx at
 // the first of those, so a ctx that is already done is noticed only if
 // the flag is not set.
 func (p *Prepared) PostWhen(ctx context.Context, flag *byte, want byte) error {

@@ -29,11 +29,7 @@ type PreparedRecv struct {
 // copies the list, and each Post is a PostRecv of it, refusals included.
 func (r *receiver) PrepareRecv(wrs []RecvWR) (*PreparedRecv, error) {
 	p := &PreparedRecv{r: r}
-	viewed := false
-	for i := range wrs {
-		viewed = viewed || hasView(wrs[i].Local)
-	}
-	if r.prep != nil && !viewed {
+	if r.prep != nil && !recvsUseViews(wrs) {
 		pp, i, err := r.prep.PrepareRecv(wrs)
 		if err != nil {
 			return nil, &PostError{Op: r.kind + " prepare recv", Index: i, Err: err}

@@ -228,13 +228,19 @@ func begin(op *viewOp, sges []SGE, dir viewio.Dir) ([]SGE, error) {
 	return out, nil
 }
 
+// recvsUseViews tells whether any of the receives names a view.
+func recvsUseViews(wrs []RecvWR) bool {
+	for i := range wrs {
+		if hasView(wrs[i].Local) {
+			return true
+		}
+	}
+	return false
+}
+
 // postAll queues receives, through their views when they name any.
 func (r *receiver) postAll(wrs []RecvWR) (int, error) {
-	viewed := false
-	for i := range wrs {
-		viewed = viewed || hasView(wrs[i].Local)
-	}
-	if !viewed {
+	if !recvsUseViews(wrs) {
 		return r.post(wrs)
 	}
 	ws := make([]RecvWR, len(wrs))

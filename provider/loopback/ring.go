@@ -22,11 +22,10 @@ type ring struct {
 	m *mapping
 	// base is the first slot's address. A slot's address is worked out
 	// from it without the bounds check of an index into the mapping,
-	// which cannot fail (a
-	// position's slot is masked, and the mapping holds every slot): the
-	// sequence word and the payload are found several times per message
-	// on every path, and the check and its loads of the slice were a
-	// tenth of a SEND's instructions.
+	// which cannot fail (a position's slot is masked, and the mapping
+	// holds every slot): the sequence word and the payload are found
+	// several times per message on every path, and the check and its
+	// loads of the slice were a tenth of a SEND's instructions.
 	base     unsafe.Pointer
 	n        uint64 // slots in the mapping (see physSlots)
 	mask     uint64 // n-1
