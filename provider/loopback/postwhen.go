@@ -1,14 +1,26 @@
 package loopback
 
 import (
+	"time"
+
 	"github.com/urma-go/sdk/internal/memflag"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/spin"
 )
 
-// flagTurns is how many times PostOnFlag reads the flag before it lets the
-// queue go: a few microseconds, for which a post or a Close of this queue,
-// or an Unregister in this process, waits as it waits for a post.
-const flagTurns = 4096
+// flagWatch is how long PostOnFlag watches the flag before it lets the
+// queue go, for which a post or a Close of this queue, or an Unregister in
+// this process, waits as it waits for a post; and its caller, which checks
+// its context between watches. It is bounded by the clock, not by a count
+// of reads: under the race detector in an emulated guest a read of the
+// flag costs microseconds, and 4096 of them a watch kept a cancelled
+// PostWhen from its context's check for seconds.
+const flagWatch = 4 * time.Microsecond
+
+// flagTurnsPerClock is how many reads of the flag pass between clock
+// reads: a few hundred nanoseconds on hardware, so a clock read (tens of
+// nanoseconds) costs the watch little.
+const flagTurnsPerClock = 256
 
 // PostOnFlag implements provider.FlagPoster for a one-sided request on
 // memory this process maps (a WRITE answering the peer's WRITE, as
@@ -35,15 +47,23 @@ func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
 		return false, nil
 	}
 	f := memflag.At(flag)
-	for range flagTurns {
-		if f.Load() == want {
-			// What Post does next for a one-sided request.
-			q.head++
-			q.execPrepared(p, q.head)
-			return true, nil
+	var end time.Duration
+	for {
+		for range flagTurnsPerClock {
+			if f.Load() == want {
+				// What Post does next for a one-sided request.
+				q.head++
+				q.execPrepared(p, q.head)
+				return true, nil
+			}
+		}
+		now := spin.Now()
+		if end == 0 {
+			end = now + flagWatch
+		} else if now >= end {
+			return false, nil
 		}
 	}
-	return false, nil
 }
 
 var _ provider.FlagPoster = (*prepared)(nil)

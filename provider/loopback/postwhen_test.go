@@ -68,6 +68,37 @@ func TestPostWhenSharesItsQueue(t *testing.T) {
 	}
 }
 
+// A PostWhen whose flag never comes returns its context's error once the
+// context ends, and posts nothing: the watches in between are bounded by
+// the clock, so a slow read of the flag (the race detector in an emulated
+// guest) cannot hold the check of the context off for long.
+func TestPostWhenEndsWithItsContext(t *testing.T) {
+	p := newPair(t)
+	answer, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: p.remote, UserCtx: 9,
+		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
+	require.NoError(t, err)
+	copy(p.src.Bytes(), "too late")
+	var word atomic.Uint32
+	flag := (*byte)(unsafe.Pointer(&word))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- answer.PostWhen(ctx, flag, 1) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("PostWhen ran on 5 s after its context ended")
+	}
+	word.Store(1)
+	require.NoError(t, p.jfs.NOP(0, 1))
+	cr := pollFor(t, p.jfcA)
+	require.Equal(t, uint64(1), cr.UserCtx, "the NOP is the first record: the answer never left")
+	require.Equal(t, make([]byte, 8), p.dst.Bytes()[:8], "nothing written")
+}
+
 // pollFor polls jfc until one record arrives, for up to 5 s.
 func pollFor(t *testing.T, jfc *jetty.JFC) jetty.CR {
 	t.Helper()
