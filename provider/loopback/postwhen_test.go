@@ -19,12 +19,7 @@ import (
 // turn and go through, and the answer still leaves once the flag is set.
 func TestPostWhenSharesItsQueue(t *testing.T) {
 	p := newPair(t)
-	answer, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: p.remote, UserCtx: 7,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(64, 8)})
-	require.NoError(t, err)
-	copy(p.src.Bytes(), "answered")
-	var word atomic.Uint32
-	flag := (*byte)(unsafe.Pointer(&word)) // the word's low byte: amd64 and arm64 are little-endian
+	answer, word, flag := flaggedAnswer(t, p, 7, 64, "answered")
 
 	done := make(chan error, 1)
 	go func() {
@@ -74,12 +69,7 @@ func TestPostWhenSharesItsQueue(t *testing.T) {
 // guest) cannot hold the check of the context off for long.
 func TestPostWhenEndsWithItsContext(t *testing.T) {
 	p := newPair(t)
-	answer, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: p.remote, UserCtx: 9,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
-	require.NoError(t, err)
-	copy(p.src.Bytes(), "too late")
-	var word atomic.Uint32
-	flag := (*byte)(unsafe.Pointer(&word))
+	answer, word, flag := flaggedAnswer(t, p, 9, 0, "too late")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -97,6 +87,19 @@ func TestPostWhenEndsWithItsContext(t *testing.T) {
 	cr := pollFor(t, p.jfcA)
 	require.Equal(t, uint64(1), cr.UserCtx, "the NOP is the first record: the answer never left")
 	require.Equal(t, make([]byte, 8), p.dst.Bytes()[:8], "nothing written")
+}
+
+// flaggedAnswer prepares an 8-byte signaled WRITE of msg from p.src to
+// offset off of p.tgt, and a word whose low byte is its flag (amd64 and
+// arm64 are little-endian).
+func flaggedAnswer(t *testing.T, p *pair, userCtx uint64, off uint64, msg string) (*jetty.Prepared, *atomic.Uint32, *byte) {
+	t.Helper()
+	answer, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: p.remote, UserCtx: userCtx,
+		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(off, 8)})
+	require.NoError(t, err)
+	copy(p.src.Bytes(), msg)
+	word := new(atomic.Uint32)
+	return answer, word, (*byte)(unsafe.Pointer(word))
 }
 
 // pollFor polls jfc until one record arrives, for up to 5 s.
