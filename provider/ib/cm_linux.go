@@ -17,8 +17,15 @@ import (
 // Connection timeouts. Address resolution may wait for ARP or neighbour
 // discovery, which the kernel retries within resolveTimeout; a connect
 // waits for the peer's provider goroutine to answer.
+//
+// The kernel always ends a resolution with an event, resolved or failed,
+// by resolveTimeout; our wait for it is only a guard against a lost event.
+// The event comes from a kernel work queue, which on a loaded machine (a
+// software-emulated guest running tests in parallel) has run more than a
+// second late, so the guard waits resolveSlack longer than the kernel.
 const (
 	resolveTimeout = 5 * time.Second
+	resolveSlack   = 10 * time.Second
 	connectTimeout = 10 * time.Second
 )
 
@@ -393,13 +400,13 @@ func (c *ibContext) connectCM(ctx context.Context, to netip.AddrPort, pdata []by
 	if err := id.ResolveAddr(from, scope, to.Addr(), to.Port(), scope, int(resolveTimeout/time.Millisecond)); err != nil {
 		return dialed{}, nil, verbsErr("resolve "+where, err)
 	}
-	if _, err := wait(verbs.CMAddrResolved, resolveTimeout+time.Second, "address of "+where); err != nil {
+	if _, err := wait(verbs.CMAddrResolved, resolveTimeout+resolveSlack, "address of "+where); err != nil {
 		return dialed{}, nil, err
 	}
 	if err := id.ResolveRoute(int(resolveTimeout / time.Millisecond)); err != nil {
 		return dialed{}, nil, verbsErr("resolve route to "+where, err)
 	}
-	if _, err := wait(verbs.CMRouteResolved, resolveTimeout+time.Second, "route to "+where); err != nil {
+	if _, err := wait(verbs.CMRouteResolved, resolveTimeout+resolveSlack, "route to "+where); err != nil {
 		return dialed{}, nil, err
 	}
 	if !id.OnContext(c.vc) {
