@@ -382,18 +382,20 @@ func showProgress(w io.Writer, what string, total int, done *atomic.Int64) func(
 	if w == nil {
 		return func() {}
 	}
+	// The ticker and the line are made here, before the caller starts
+	// counting allocations, not in the goroutine, which may run after.
+	// The line is built in one buffer with strconv, not fmt (whose
+	// arguments escape): the allocation count of a run is the whole
+	// process's, and a long run prints many lines.
 	quit := make(chan struct{})
+	t := time.NewTicker(time.Second)
+	start := time.Now()
+	line := make([]byte, 0, 128)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		start := time.Now()
-		// The line is built in one buffer with strconv, not fmt (whose
-		// arguments escape): the allocation count of a run is the whole
-		// process's, and a long run prints many lines.
-		line := make([]byte, 0, 128)
 		for {
 			select {
 			case <-quit:
