@@ -33,21 +33,6 @@ type crSlot struct {
 
 func (s *crSlot) flags() uint8 { return uint8(s.kind >> 16) }
 
-// load copies the record in p word by word. A struct copy loads 16 bytes
-// at a time, and a record this core has just written (its own request's,
-// in a slot or on the stack) cannot be forwarded to such loads from the
-// 8-byte stores that wrote it: each would wait for every earlier store,
-// the request's data to a peer among them.
-func (s *crSlot) load(p *crSlot) {
-	s.userCtx = p.userCtx
-	s.word = p.word
-	s.remoteEID[0] = p.remoteEID[0]
-	s.remoteEID[1] = p.remoteEID[1]
-	s.ids = p.ids
-	s.lenLocal = p.lenLocal
-	s.kind = p.kind
-}
-
 var crSlotSize = unsafe.Sizeof(crSlot{})
 
 // crHole marks a slot that a producer reserved and died before filling:
@@ -268,12 +253,12 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	r := j.view.ring
 	n := 0
 	for n < len(crs) {
-		out := crs[n:min(len(crs), n+pollBatch)]
-		_, made := claimRecords(r, out)
-		for i := range out[:made] {
+		end := min(len(crs), n+pollBatch)
+		_, made := claimRecords(r, crs[n:end])
+		for i := n; i < n+made; i++ {
 			// A send-side record frees its queue's slots, once
 			// claimed; its sequence came in Imm.
-			if c := &out[i]; c.Flags&provider.CRFlagRecv == 0 {
+			if c := &crs[i]; c.Flags&provider.CRFlagRecv == 0 {
 				if q := j.ctx.sendqByID(c.LocalID); q != nil {
 					q.credit(c.Imm)
 				}
@@ -281,7 +266,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			}
 		}
 		n += made
-		if made < len(out) {
+		if n < end {
 			break // the batch reached a slot not yet published
 		}
 	}
@@ -340,10 +325,8 @@ func claimRecords(r *ring, out []provider.CR) (took, made int) {
 			if atomic.LoadUint64(r.seq(p)) != p+1 {
 				break
 			}
-			var s crSlot
-			s.load((*crSlot)(r.payload(p)))
 			took++
-			if s.toCR(&out[made]) {
+			if (*crSlot)(r.payload(p)).toCR(&out[made]) {
 				made++
 			}
 		}
@@ -360,7 +343,10 @@ func claimRecords(r *ring, out []provider.CR) (took, made int) {
 }
 
 // toCR makes c of the record s and reports whether it is one: a hole left
-// by a dead producer is not.
+// by a dead producer is not. It reads the slot in place, a word at a time:
+// a copy of the slot first cost a store and a load more per word, and a
+// struct copy's 16-byte loads cannot be forwarded from the 8-byte stores
+// of a record this core has just written.
 func (s *crSlot) toCR(c *provider.CR) bool {
 	flags := s.flags()
 	if flags&crHole != 0 {
