@@ -32,9 +32,10 @@ type prepared struct {
 	tgt    *target
 	remote []byte
 	// send is set for a SEND or SEND_IMM that may take sendPrepared's
-	// short way, and sw then names the sender in its receive records.
-	send bool
-	sw   senderWords
+	// short way, and sw then names the sender in its receive records;
+	// small for such a SEND whose data fits an inbox entry.
+	send, small bool
+	sw          senderWords
 }
 
 // Prepare implements provider.Preparer.
@@ -82,7 +83,7 @@ func (p *prepared) resolve() bool {
 	}
 	p.resolveRemote()
 	if w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm {
-		p.send = true
+		p.send, p.small = true, len(p.local) <= inboxMaxData
 		p.sw.fill(p.q)
 	}
 	return true
@@ -152,7 +153,7 @@ func (p *prepared) Post() (int, error) {
 	defer q.mu.Unlock()
 	// A small SEND may go to an inbox behind the queue's earlier ones;
 	// anything else comes after them.
-	small := p.send && len(p.local) <= inboxMaxData
+	small := p.small
 	if !small && !q.clearInbox() || !p.unchanged() {
 		return q.postLocked(p.wr[:])
 	}
