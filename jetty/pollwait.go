@@ -36,6 +36,13 @@ const spinClock = 16
 // within 100 ms of sleep. A record with an error status is returned like
 // any other: check CR.OK.
 func (j *JFC) PollWait(ctx context.Context, crs []CR, spinFor time.Duration) (int, error) {
+	// Records already there (a loopback READ or atomic completes as it is
+	// posted) are taken without setting up the wait.
+	if len(crs) > 0 {
+		if n, err := j.Poll(crs); n > 0 || err != nil {
+			return n, err
+		}
+	}
 	return j.pollWait(ctx, crs, spinFor, nil)
 }
 
