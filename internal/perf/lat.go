@@ -121,12 +121,14 @@ func (r *run) fillRecvs() error {
 // pendingSend. j is e.jfc to retire requests, e.rjfc to take receives;
 // when they are one JFC, either kind may come.
 func (r *run) reap(j *jetty.JFC) error {
-	n, err := r.e.poll(r.ctx, j)
+	n, err := j.PollWait(r.ctx, r.e.crs, r.e.cfg.Spin)
 	if err != nil {
+		if r.ctx.Err() != nil {
+			return errStopped
+		}
 		return err
 	}
-	r.count(n)
-	return nil
+	return r.count(n)
 }
 
 // postOne posts the prepared request once the queue has room.
@@ -154,10 +156,50 @@ const progressEvery = 1024
 // each iteration: a round trip for write and send) and returns how many
 // it took; samples needs room for one more. Every request is signaled.
 func (r *run) latLoop(samples []int64) (int, error) {
-	if r.chained() {
-		return r.latChained(samples)
+	switch {
+	case !r.chained():
+		return r.latClient(samples)
+	case r.e.cfg.Test.Op == Read || r.e.cfg.Test.Op == Atomic:
+		return r.latOneSided(samples)
 	}
-	return r.latClient(samples)
+	return r.latChained(samples)
+}
+
+// latOneSided is latChained for READ and atomics, whose next request waits
+// for the last one's record alone: the loop has nothing else to do between
+// the poll that finds the record and the clock read after the next post,
+// and none of latChained's choices to make on the way. (With an atomic
+// completing as it is posted, as on loopback, the loop's own work was a
+// quarter of an iteration's instructions.)
+func (r *run) latOneSided(samples []int64) (int, error) {
+	clock := startStopwatch()
+	setAtomic := r.e.cfg.Test.Op == Atomic
+	var compare uint64
+	limit, timed := len(samples)-1, !r.until.IsZero()
+	i := 0
+	for ; i < limit && (!timed || r.more(i, limit)); i++ {
+		if setAtomic {
+			r.loud.SetAtomic(compare, compare+1)
+			compare++
+		}
+		var err error
+		if i == 0 {
+			err = r.postOne()
+		} else {
+			err = r.postAfterRecords(r.e.jfc)
+		}
+		samples[i] = clock.now()
+		if err != nil {
+			return i, err
+		}
+		if i%progressEvery == 0 {
+			r.progress.Store(int64(i + 1))
+		}
+	}
+	err := r.drain()
+	samples[i] = clock.now()
+	clock.durations(samples, i)
+	return i, err
 }
 
 // latClient is latLoop for SEND in event mode.
@@ -190,25 +232,20 @@ func (r *run) latClient(samples []int64) (int, error) {
 
 // latChained is latLoop where the next request waits only for one thing,
 // and leaves the moment it happens, as perftest posts its next request
-// the moment it sees it: for READ and atomics the last request's record,
-// for SEND (when receives have a JFC of their own) the peer's answer, and
-// the poll that finds them posts the request (jetty.Prepared.PostAfter);
-// for WRITE the last byte of the peer's answer, whose arrival posts it
-// (jetty.Prepared.PostWhen). The clock is read right after each post, so
-// an iteration lasts from one post to the next (the last one, until its
-// record or answer).
+// the moment it sees it: for SEND (when receives have a JFC of their own)
+// the peer's answer, and the poll that finds it posts the request
+// (jetty.Prepared.PostAfter); for WRITE the last byte of the peer's
+// answer, whose arrival posts it (jetty.Prepared.PostWhen). READ and
+// atomics, which wait for the last request's record, have latOneSided.
+// The clock is read right after each post, so an iteration lasts from one
+// post to the next (the last one, until its record or answer).
 func (r *run) latChained(samples []int64) (int, error) {
 	clock := startStopwatch()
 	e, op := r.e, r.e.cfg.Test.Op
 	sb := e.sendBuf(r.size)
-	var compare uint64
 	i := 0
 	for ; r.more(i, len(samples)-1); i++ {
-		switch op {
-		case Atomic:
-			r.loud.SetAtomic(compare, compare+1)
-			compare++
-		case Write:
+		if op == Write {
 			// The last WRITE was retired: its bytes are free.
 			sb[r.size-1] = marker(i)
 		}
@@ -218,13 +255,11 @@ func (r *run) latChained(samples []int64) (int, error) {
 			err = r.postOne()
 		case op == Send:
 			err = r.postAfterRecv()
-		case op == Write:
-			err = r.postWhen(marker(i - 1))
 		default:
-			err = r.postAfterLast()
+			err = r.postWhen(marker(i - 1))
 		}
 		samples[i] = clock.now()
-		if err == nil && (op == Send || op == Write) {
+		if err == nil {
 			err = r.retire()
 		}
 		if err != nil {
@@ -235,15 +270,11 @@ func (r *run) latChained(samples []int64) (int, error) {
 		}
 	}
 	var err error
-	switch op {
-	case Send:
+	switch {
+	case op == Send:
 		err = r.awaitRecv()
-	case Write:
-		if i > 0 {
-			err = awaitLast(r.ctx, e.recvBuf(r.size), marker(i-1), &e.pace)
-		}
-	default:
-		err = r.drain()
+	case i > 0:
+		err = awaitLast(r.ctx, e.recvBuf(r.size), marker(i-1), &e.pace)
 	}
 	samples[i] = clock.now()
 	clock.durations(samples, i)
@@ -263,10 +294,6 @@ func (r *run) chained() bool {
 	}
 	return false
 }
-
-// postAfterLast posts the loop's request from the poll that finds the
-// last one's record.
-func (r *run) postAfterLast() error { return r.postAfterRecords(r.e.jfc) }
 
 // postAfterRecv consumes the peer's next message and posts the loop's
 // request from the poll that finds it.
@@ -299,21 +326,33 @@ func (r *run) postWhen(m byte) error {
 // postAfterRecords posts the loop's request from the poll that finds
 // records of j, and counts them.
 func (r *run) postAfterRecords(j *jetty.JFC) error {
-	n, err := r.e.postAfter(r.ctx, r.loud, j)
-	r.count(n)
+	e := r.e
+	n, err := r.loud.PostAfter(r.ctx, j, e.crs, e.cfg.Spin)
+	if err != nil && r.ctx.Err() != nil {
+		return errStopped
+	}
+	if cerr := r.count(n); cerr != nil {
+		return cerr
+	}
 	if err != nil {
 		return err
 	}
-	r.e.pendingSend++
+	e.pendingSend++
 	return nil
 }
 
-// count counts the first n records of e.crs as reap does.
-func (r *run) count(n int) {
-	rc, sc := recvCRs(r.e.crs[:n])
-	r.e.pendingRecv += rc
-	r.e.recvsPosted -= rc
-	r.e.pendingSend -= sc
+// count counts the first n records of e.crs as reap does, and returns the
+// error of the first failed one. The records are counted even then.
+func (r *run) count(n int) error {
+	e := r.e
+	rc, bad := tally(e.crs[:n])
+	e.pendingRecv += rc
+	e.recvsPosted -= rc
+	e.pendingSend -= n - rc
+	if bad >= 0 {
+		return failedCR(&e.crs[bad])
+	}
+	return nil
 }
 
 // postAnswer posts the loop's request and waits for its record, then

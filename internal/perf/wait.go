@@ -25,31 +25,32 @@ func (e *endpoint) poll(ctx context.Context, j *jetty.JFC) (int, error) {
 		}
 		return 0, err
 	}
-	return n, failedCR(e.crs[:n])
+	if _, bad := tally(e.crs[:n]); bad >= 0 {
+		return n, failedCR(&e.crs[bad])
+	}
+	return n, nil
 }
 
-// postAfter is poll, then a post of pr, in one call: the poll that finds
-// the records posts pr (jetty.Prepared.PostAfter). The records are
-// counted in n even when the post fails.
-func (e *endpoint) postAfter(ctx context.Context, pr *jetty.Prepared, j *jetty.JFC) (int, error) {
-	n, err := pr.PostAfter(ctx, j, e.crs, e.cfg.Spin)
-	if err != nil && ctx.Err() != nil {
-		return n, errStopped
-	}
-	if ferr := failedCR(e.crs[:n]); ferr != nil {
-		return n, ferr
-	}
-	return n, err
-}
-
-// failedCR is the error of the first failed record of crs.
-func failedCR(crs []jetty.CR) error {
+// tally counts the receives among crs and finds the first failed record
+// (bad, -1 when none), in one pass: the latency loops read each record
+// once between the poll that finds it and the next post.
+func tally(crs []jetty.CR) (recv, bad int) {
+	bad = -1
 	for i := range crs {
-		if cr := &crs[i]; !cr.OK() {
-			return fmt.Errorf("completion of %v: %w", cr.Opcode, cr.Err())
+		cr := &crs[i]
+		if !cr.OK() && bad < 0 {
+			bad = i
+		}
+		if cr.Flags&jetty.CRRecv != 0 {
+			recv++
 		}
 	}
-	return nil
+	return recv, bad
+}
+
+// failedCR is the error of the failed record cr.
+func failedCR(cr *jetty.CR) error {
+	return fmt.Errorf("completion of %v: %w", cr.Opcode, cr.Err())
 }
 
 // awaitLast spins until the last byte of b, which the peer WRITEs, is v,
@@ -70,16 +71,3 @@ func awaitLast(ctx context.Context, b []byte, v byte, p *spin.Pacer) error {
 // marker is the byte that tells iteration i's data has arrived: never 0
 // (the regions start zeroed) and never the previous one.
 func marker(i int) byte { return byte(i%255) + 1 }
-
-// recvCRs splits the records in e.crs[:n] into receives and send-side
-// records.
-func recvCRs(crs []jetty.CR) (recv, send int) {
-	for i := range crs {
-		if crs[i].Flags&jetty.CRRecv != 0 {
-			recv++
-		} else {
-			send++
-		}
-	}
-	return recv, send
-}
