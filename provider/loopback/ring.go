@@ -26,7 +26,10 @@ type ring struct {
 	// holds every slot): the sequence word and the payload are found
 	// several times per message on every path, and the check and its
 	// loads of the slice were a tenth of a SEND's instructions.
-	base     unsafe.Pointer
+	base unsafe.Pointer
+	// meta is the first meta word's address, for the same reason: the
+	// arm state and a receive queue's state are read on every post.
+	meta0    unsafe.Pointer
 	n        uint64 // slots in the mapping (see physSlots)
 	mask     uint64 // n-1
 	limit    uint64 // capacity asked for, at most n
@@ -98,13 +101,15 @@ func attachRing(fd int, n int, slotSize, tail uint64) (*ring, error) {
 
 func wrapRing(m *mapping, n int, slotSize uint64) *ring {
 	p := uint64(physSlots(n))
-	return &ring{m: m, base: unsafe.Pointer(&m.mem[ringHeader]), n: p, mask: p - 1, limit: uint64(n), slotSize: slotSize,
+	return &ring{m: m, base: unsafe.Pointer(&m.mem[ringHeader]), meta0: unsafe.Pointer(&m.mem[ringMeta]),
+		n: p, mask: p - 1, limit: uint64(n), slotSize: slotSize,
 		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
 }
 
-// meta returns the i-th 32-bit meta word of the header.
+// meta returns the i-th 32-bit meta word of the header; i is one of the
+// meta constants, below 32.
 func (r *ring) meta(i int) *atomic.Uint32 {
-	return (*atomic.Uint32)(unsafe.Pointer(&r.m.mem[ringMeta+4*i]))
+	return (*atomic.Uint32)(unsafe.Add(r.meta0, 4*i))
 }
 
 func (r *ring) seq(pos uint64) *uint64 {
