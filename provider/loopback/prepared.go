@@ -229,11 +229,22 @@ func (q *sendq) execPrepared(p *prepared, seq uint64) {
 	case provider.OpWrite:
 		n = placeBytes(p.remote, p.local)
 	case provider.OpRead:
-		n = uint64(copy(p.local, p.remote))
+		n = readBytes(p.local, p.remote)
 	default:
 		old := atomicOp(w, (*uint64)(unsafe.Pointer(&p.remote[0])))
 		binary.NativeEndian.PutUint64(p.local, old)
 		n = 8
 	}
 	q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
+}
+
+// readBytes copies a READ's bytes from the target s into d: an 8-byte
+// READ, a counter or a flag, in one move without the call to memmove, as
+// placeBytes does for a WRITE.
+func readBytes(d, s []byte) uint64 {
+	if len(d) == 8 && len(s) == 8 {
+		binary.NativeEndian.PutUint64(d, binary.NativeEndian.Uint64(s))
+		return 8
+	}
+	return uint64(copy(d, s))
 }

@@ -80,13 +80,19 @@ func testPreparedRead(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	dst := e.seg(e.a, 4096, segment.LocalOnly)
 	src, tg := e.remoteSeg(4096, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, UserCtx: 9,
-		Local: []jetty.SGE{dst.SGE(64, 100)}, Remote: tg.SGE(1000, 100)})
-	for i := range 3 {
-		fill(src.Bytes(), byte(3*i+2))
-		require.NoError(t, p.Post())
-		require.Equal(t, uint64(9), e.pollOK(s.jfc).UserCtx)
-		require.Equal(t, src.Bytes()[1000:1100], dst.Bytes()[64:164], "post %d", i)
+	// 8 bytes, a counter or a flag, may take a way of its own.
+	for _, n := range []uint32{100, 8} {
+		p := e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, UserCtx: 9,
+			Local: []jetty.SGE{dst.SGE(64, n)}, Remote: tg.SGE(1000, n)})
+		for i := range 3 {
+			b := src.Bytes()
+			fill(b, byte(3*i+int(n)))
+			clear(dst.Bytes())
+			require.NoError(t, p.Post())
+			require.Equal(t, uint64(9), e.pollOK(s.jfc).UserCtx)
+			require.Equal(t, b[1000:1000+n], dst.Bytes()[64:64+n], "%d bytes, post %d", n, i)
+			require.Zero(t, dst.Bytes()[64+n], "%d bytes, post %d: a byte past the range", n, i)
+		}
 	}
 }
 
