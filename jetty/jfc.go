@@ -86,6 +86,16 @@ type JFCConfig struct {
 	JFCE             *JFCE
 	ModerationCount  int
 	ModerationPeriod time.Duration
+	// LockFree promises that one goroutine at a time polls the JFC (Poll,
+	// PollWait, PostAfter; urma_jfc_flag_t.lock_free), as a loop that owns
+	// it does: the provider may then take records without the atomic
+	// read-modify-writes that concurrent pollers need (on loopback, two a
+	// poll: the claim of the records and the credit of their queues). Two
+	// goroutines polling a lock-free JFC at once may both take a record,
+	// and leave its queue short of room it has. Producers are not bound
+	// by it: any number of queues, goroutines and processes may complete
+	// into the JFC. Providers without such locking ignore it.
+	LockFree bool
 }
 
 // DefaultJFCDepth is the depth of a JFC whose config leaves it zero.
@@ -119,7 +129,7 @@ func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
 	}
 	j := &JFC{jfce: cfg.JFCE}
 	pc := provider.JFCConfig{Depth: cfg.Depth, ModerationCount: cfg.ModerationCount,
-		ModerationPeriod: cfg.ModerationPeriod, Owner: j}
+		ModerationPeriod: cfg.ModerationPeriod, LockFree: cfg.LockFree, Owner: j}
 	if cfg.JFCE != nil {
 		pc.JFCE = cfg.JFCE.p
 	}

@@ -186,6 +186,11 @@ type JFCConfig struct {
 	// cannot moderate accepts and ignores them.
 	ModerationCount  int
 	ModerationPeriod time.Duration
+	// LockFree says that one goroutine at a time polls the JFC
+	// (urma_jfc_flag_t.lock_free): the provider may drop what it does so
+	// that concurrent polls each take a record once. A provider that does
+	// nothing of the kind accepts and ignores it.
+	LockFree bool
 	// Owner is returned in async events and by JFCE.Wait; the SDK sets it to
 	// its own wrapper.
 	Owner any

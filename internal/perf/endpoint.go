@@ -151,7 +151,9 @@ func (e *endpoint) newJFC(depth int) (j *jetty.JFC, ce *jetty.JFCE, err error) {
 			return nil, nil, err
 		}
 	}
-	j, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: ce})
+	// Lock-free: the run's loop is the only poller of its JFCs, as
+	// ucx_perftest's workers are single-threaded (UCS_THREAD_MODE_SINGLE).
+	j, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: ce, LockFree: true})
 	return j, ce, err
 }
 

@@ -33,7 +33,7 @@ func (q *sendq) postInboxRun(wrs []provider.WR, rem *remote) int {
 	if len(wrs) < 2 || rem == nil || !q.inboxFits(q.head+1, rem) {
 		return 0
 	}
-	out := q.head - q.credited.Load()
+	out := q.head - q.loadCredited()
 	if out >= uint64(q.depth) {
 		return 0
 	}

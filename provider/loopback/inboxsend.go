@@ -95,7 +95,7 @@ func (s *inboxSends) at(i uint64) *inboxReq { return &s.reqs[i&uint64(len(s.reqs
 // checks are cheap, and made before the request's data is gathered.
 func (q *sendq) inboxFits(seq uint64, rem *remote) bool {
 	v := rem.rq
-	if seq-q.credited.Load() < inboxStream || v.inbox == nil || inboxOff || len(q.pending) != 0 ||
+	if seq-q.loadCredited() < inboxStream || v.inbox == nil || inboxOff || len(q.pending) != 0 ||
 		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a

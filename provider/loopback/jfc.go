@@ -196,6 +196,10 @@ type jfc struct {
 	inboxRQs queueList[*recvq]
 	inboxSQs queueList[*sendq]
 	sweeps   uint64 // polls, for pollSenders
+	// alone is set for a lock-free JFC (provider.JFCConfig.LockFree):
+	// its poller claims records and credits their queues with plain
+	// stores, where concurrent pollers need a CAS for each.
+	alone bool
 
 	events atomic.Int32 // delivered by Wait, not yet acked
 	users  atomic.Int32 // queues completing into this JFC
@@ -223,7 +227,7 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &jfc{ctx: c, depth: cfg.Depth, jfce: e}
+	j := &jfc{ctx: c, depth: cfg.Depth, jfce: e, alone: cfg.LockFree}
 	j.view = jfcView{ring: r, efd: -1, own: j}
 	if e != nil {
 		j.view.efd = e.efd
@@ -254,13 +258,17 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	n := 0
 	for n < len(crs) {
 		end := min(len(crs), n+pollBatch)
-		_, made := claimRecords(r, crs[n:end])
+		_, made := claimRecords(r, crs[n:end], j.alone)
 		for i := n; i < n+made; i++ {
 			// A send-side record frees its queue's slots, once
 			// claimed; its sequence came in Imm.
 			if c := &crs[i]; c.Flags&provider.CRFlagRecv == 0 {
 				if q := j.ctx.sendqByID(c.LocalID); q != nil {
-					q.credit(c.Imm)
+					if j.alone {
+						q.creditAlone(c.Imm)
+					} else {
+						q.credit(c.Imm)
+					}
 				}
 				c.Imm = 0
 			}
@@ -319,8 +327,9 @@ const pollBatch = 16
 // claimed one at a time, each record's line waited for the previous claim,
 // and a poller got a record per cross-core transfer. The records are
 // copied out before the claim, because once deq moves past a slot its
-// producer may write it.
-func claimRecords(r *ring, out []provider.CR) (took, made int) {
+// producer may write it. alone says that no other poller claims records
+// meanwhile (a lock-free JFC): the claim is then a plain store.
+func claimRecords(r *ring, out []provider.CR, alone bool) (took, made int) {
 	for {
 		pos := atomic.LoadUint64(r.deq)
 		took, made = 0, 0
@@ -339,6 +348,10 @@ func claimRecords(r *ring, out []provider.CR) (took, made int) {
 				continue // another poller took it meanwhile
 			}
 			return 0, 0
+		}
+		if alone {
+			storeRelease(r.deq, pos+uint64(took))
+			return took, made
 		}
 		if atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(took)) {
 			return took, made

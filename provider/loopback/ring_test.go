@@ -55,7 +55,7 @@ func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 		},
 		pop: func(r *ring) (uint64, bool) {
 			var one [1]provider.CR
-			if took, _ := claimRecords(r, one[:]); took == 0 {
+			if took, _ := claimRecords(r, one[:], false); took == 0 {
 				return 0, false
 			}
 			if one[0].Imm != ^one[0].UserCtx {
@@ -377,7 +377,7 @@ func TestClaimRecordsBatches(t *testing.T) {
 	seen := newArrivals(producers)
 	var batch [7]provider.CR
 	for taken, size := 0, 1; taken < producers*perProducer; size = size%7 + 1 {
-		took, n := claimRecords(r, batch[:size])
+		took, n := claimRecords(r, batch[:size], false)
 		if took == 0 {
 			runtime.Gosched()
 			continue

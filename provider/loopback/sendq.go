@@ -37,8 +37,9 @@ type sendq struct {
 	limits     wrcheck.Limits
 	src        asyncq.Source
 	closed     atomic.Bool
-	// credited is the highest sequence whose slot is free again.
-	credited atomic.Uint64
+	// credited is the highest sequence whose slot is free again; read
+	// with loadCredited.
+	credited uint64
 
 	mu      queueLock
 	state   provider.State
@@ -114,12 +115,22 @@ func (q *sendq) name() string {
 // credit frees the slots up to seq; called by the JFC poller.
 func (q *sendq) credit(seq uint64) {
 	for {
-		c := q.credited.Load()
-		if seq <= c || q.credited.CompareAndSwap(c, seq) {
+		c := atomic.LoadUint64(&q.credited)
+		if seq <= c || atomic.CompareAndSwapUint64(&q.credited, c, seq) {
 			return
 		}
 	}
 }
+
+// creditAlone is credit for the poller of a lock-free JFC, the queue's
+// only one at the time: its records come in the order of their requests,
+// so seq is the highest yet, and a plain store publishes it without the
+// CAS that concurrent pollers need (crediting out of order, they would
+// otherwise move it back).
+func (q *sendq) creditAlone(seq uint64) { storeRelease(&q.credited, seq) }
+
+// loadCredited is the highest sequence whose slot is free again.
+func (q *sendq) loadCredited() uint64 { return atomic.LoadUint64(&q.credited) }
 
 func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	if err := q.lockOpen(); err != nil {
@@ -200,7 +211,7 @@ func (q *sendq) postSmall(w *provider.WR, rem *remote) bool {
 
 // full is ErrAgain when every slot of the queue is taken.
 func (q *sendq) full() error {
-	if q.head-q.credited.Load() >= uint64(q.depth) {
+	if q.head-q.loadCredited() >= uint64(q.depth) {
 		return provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
 	}
 	return nil
@@ -484,7 +495,7 @@ func (q *sendq) Query() (provider.QueueAttr, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return provider.QueueAttr{ID: q.ctx.jettyID(q.id), State: q.state, Mode: q.mode, Depth: q.depth,
-		Outstanding: int(q.head - q.credited.Load())}, nil
+		Outstanding: int(q.head - q.loadCredited())}, nil
 }
 
 func (q *sendq) Modify(s provider.State) error {

@@ -49,7 +49,7 @@ func (q *sendq) postRun(wrs []provider.WR) int {
 	if len(wrs) < 2 || len(q.pending) != 0 || q.state != provider.StateReady || runsOff {
 		return 0
 	}
-	free := uint64(q.depth) - (q.head - q.credited.Load())
+	free := uint64(q.depth) - (q.head - q.loadCredited())
 	limit := min(len(wrs), int(min(free, maxRun)))
 	var rem *remote
 	n := 0

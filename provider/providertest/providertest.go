@@ -105,7 +105,7 @@ type Harness struct {
 
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
 // sgl, validation, mode, failure, segment, event, lifecycle, badinput,
-// prepared).
+// prepared, prepared receives, postafter, postwhen, lockfree).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
 	if h.Timeout == 0 {
@@ -128,6 +128,7 @@ func Run(t *testing.T, h Harness) {
 		{"prepared receives", preparedRecvTests},
 		{"postafter", postAfterTests},
 		{"postwhen", postWhenTests},
+		{"lockfree", lockFreeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

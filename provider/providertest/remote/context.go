@@ -123,7 +123,7 @@ func (c *pContext) NewJFCE() (provider.JFCE, error) {
 func (c *pContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 	owner := c.p.ownerID(cfg.Owner)
 	r, err := rpcNewJFC.call(c.p.c, &jfcArgs{H: c.h, Depth: cfg.Depth, JFCE: c.p.handleOf(cfg.JFCE),
-		ModCount: cfg.ModerationCount, ModPeriod: cfg.ModerationPeriod, Owner: owner})
+		ModCount: cfg.ModerationCount, ModPeriod: cfg.ModerationPeriod, LockFree: cfg.LockFree, Owner: owner})
 	if err != nil {
 		c.p.dropOwners(owner)
 		return nil, err

@@ -176,7 +176,7 @@ func (s *session) newJFC(a *jfcArgs) (*jfcReply, error) {
 		return nil, err
 	}
 	cfg := provider.JFCConfig{Depth: a.Depth, ModerationCount: a.ModCount, ModerationPeriod: a.ModPeriod,
-		Owner: ownerOf(a.Owner)}
+		LockFree: a.LockFree, Owner: ownerOf(a.Owner)}
 	if cfg.JFCE, err = configObj[provider.JFCE](s, a.JFCE, "jfce"); err != nil {
 		return nil, err
 	}

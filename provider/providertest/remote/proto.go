@@ -197,6 +197,7 @@ type jfcArgs struct {
 	JFCE      uint64
 	ModCount  int
 	ModPeriod time.Duration
+	LockFree  bool
 	Owner     uint64
 }
 
