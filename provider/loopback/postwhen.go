@@ -40,11 +40,20 @@ func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
 	if q.lockOpen() != nil {
 		return false, nil
 	}
-	defer q.mu.Unlock()
+	// Unlocked here, not deferred, as in Post.
+	posted := p.postOnFlagLocked(flag, want)
+	q.mu.Unlock()
+	return posted, nil
+}
+
+// postOnFlagLocked is PostOnFlag under the queue's lock: it tells whether
+// it posted the request.
+func (p *prepared) postOnFlagLocked(flag *byte, want byte) bool {
+	q := p.q
 	// As Post checks, for a request that is not a SEND (which alone may
 	// go to an inbox behind the queue's earlier requests).
 	if !q.clearInbox() || !p.unchanged() || q.full() != nil {
-		return false, nil
+		return false
 	}
 	f := memflag.At(flag)
 	var end time.Duration
@@ -54,14 +63,14 @@ func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
 				// What Post does next for a one-sided request.
 				q.head++
 				q.execPrepared(p, q.head)
-				return true, nil
+				return true
 			}
 		}
 		now := spin.Now()
 		if end == 0 {
 			end = now + flagWatch
 		} else if now >= end {
-			return false, nil
+			return false
 		}
 	}
 }

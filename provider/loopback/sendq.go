@@ -136,8 +136,11 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	if err := q.lockOpen(); err != nil {
 		return 0, err
 	}
-	defer q.mu.Unlock()
-	return q.postLocked(wrs)
+	// Not deferred, as in prepared.Post: a deferred unlock cost every
+	// post a closure's setup and a call.
+	n, err := q.postLocked(wrs)
+	q.mu.Unlock()
+	return n, err
 }
 
 // lockOpen takes the queue's lock for a post, unless the queue is closed.
