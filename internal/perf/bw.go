@@ -92,6 +92,9 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 		if err != nil {
 			return bwOutcome{}, err
 		}
+		if _, bad := tally(e.crs[:n]); bad >= 0 {
+			return bwOutcome{}, failedCR(&e.crs[bad])
+		}
 		for range n {
 			completed = min(completed+cfg.CQMod, posted)
 		}

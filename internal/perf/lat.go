@@ -85,13 +85,16 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	return r, nil
 }
 
-// more reports whether the client's iteration i should run.
+// more reports whether the client's iteration i should run. Small enough
+// to be inlined into the latency loops, which then pay for the clock only
+// in a timed run (-D), every 64 iterations.
 func (r *run) more(i int, limit int) bool {
-	if r.until.IsZero() {
-		return i < limit
-	}
-	return i < limit && (i%64 != 0 || time.Now().Before(r.until))
+	return i < limit && (r.until.IsZero() || r.beforeUntil(i))
 }
+
+// beforeUntil tells whether a timed run's end is still ahead, looking at
+// the clock at every 64th iteration i.
+func (r *run) beforeUntil(i int) bool { return i%64 != 0 || time.Now().Before(r.until) }
 
 // postRecvs posts n receives into the first region, in one call per
 // RxDepth.
@@ -121,11 +124,8 @@ func (r *run) fillRecvs() error {
 // pendingSend. j is e.jfc to retire requests, e.rjfc to take receives;
 // when they are one JFC, either kind may come.
 func (r *run) reap(j *jetty.JFC) error {
-	n, err := j.PollWait(r.ctx, r.e.crs, r.e.cfg.Spin)
+	n, err := r.e.poll(r.ctx, j)
 	if err != nil {
-		if r.ctx.Err() != nil {
-			return errStopped
-		}
 		return err
 	}
 	return r.count(n)
@@ -175,9 +175,8 @@ func (r *run) latOneSided(samples []int64) (int, error) {
 	clock := startStopwatch()
 	setAtomic := r.e.cfg.Test.Op == Atomic
 	var compare uint64
-	limit, timed := len(samples)-1, !r.until.IsZero()
 	i := 0
-	for ; i < limit && (!timed || r.more(i, limit)); i++ {
+	for ; r.more(i, len(samples)-1); i++ {
 		if setAtomic {
 			r.loud.SetAtomic(compare, compare+1)
 			compare++

@@ -16,19 +16,13 @@ var errStopped = errors.New("stopped")
 // poll returns the number of records of j in e.crs, waiting for at least
 // one with JFC.PollWait: spinning, or in event mode spinning for cfg.Spin
 // and then sleeping on the JFCE. It gives up with errStopped when ctx
-// ends. A failed record is an error.
+// ends. The records may have failed: see tally.
 func (e *endpoint) poll(ctx context.Context, j *jetty.JFC) (int, error) {
 	n, err := j.PollWait(ctx, e.crs, e.cfg.Spin)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, errStopped
-		}
-		return 0, err
+	if err != nil && ctx.Err() != nil {
+		return 0, errStopped
 	}
-	if _, bad := tally(e.crs[:n]); bad >= 0 {
-		return n, failedCR(&e.crs[bad])
-	}
-	return n, nil
+	return n, err
 }
 
 // tally counts the receives among crs and finds the first failed record

@@ -22,15 +22,7 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	if enterRQ(v) != provider.CRSuccess {
 		return false
 	}
-	// Left here rather than in deferred calls, which cost the short way a
-	// closure's setup and a call each.
-	sent := q.sendPreparedIn(p, seq, v)
-	leaveRQ(v)
-	return sent
-}
-
-// sendPreparedIn is sendPrepared once in the receive queue v.
-func (q *sendq) sendPreparedIn(p *prepared, seq uint64, v *rqView) bool {
+	defer leaveRQ(v)
 	r := v.ring
 	if provider.State(r.meta(metaState).Load()) != provider.StateReady {
 		return false
@@ -49,15 +41,7 @@ func (q *sendq) sendPreparedIn(p *prepared, seq uint64, v *rqView) bool {
 	if ref == nil || ref.mem == nil || sg.length < n || ref.acquire() != provider.CRSuccess {
 		return false
 	}
-	sent := q.sendPreparedTo(p, seq, v, pos, ref, sg, n)
-	ref.release()
-	return sent
-}
-
-// sendPreparedTo is sendPreparedIn once the receive at pos is found and
-// its buffer ref acquired.
-func (q *sendq) sendPreparedTo(p *prepared, seq uint64, v *rqView, pos uint64, ref *memRef, sg *recvSGE, n uint32) bool {
-	r := v.ring
+	defer ref.release()
 	var dst span
 	userCtx := (*recvSlot)(r.payload(pos)).userCtx
 	// Read before the claim, as a run's receives are (see deliverRun): if

@@ -27,7 +27,7 @@ type ring struct {
 	// several times per message on every path, and the check and its
 	// loads of the slice were a tenth of a SEND's instructions.
 	base unsafe.Pointer
-	// meta is the first meta word's address, for the same reason: the
+	// meta0 is the first meta word's address, for the same reason: the
 	// arm state and a receive queue's state are read on every post.
 	meta0    unsafe.Pointer
 	n        uint64 // slots in the mapping (see physSlots)
