@@ -73,16 +73,27 @@ type Pacer struct {
 // passed since the last yield. It reports whether it yielded: a good
 // moment for a loop to look at its stop condition.
 func (p *Pacer) Tick() bool {
-	if bump(&p.n)&(check>>p.shift.Load()-1) != 0 {
+	if !p.due() || !p.yieldAt(Now()) {
 		return false
 	}
-	now := Now()
+	runtime.Gosched()
+	return true
+}
+
+// due counts a tick and reports whether it is one that reads the clock.
+func (p *Pacer) due() bool {
+	return bump(&p.n)&(check>>p.shift.Load()-1) == 0
+}
+
+// yieldAt takes a clock read, now, and reports whether the loop yields:
+// Tick without the clock and the scheduler, so that tests can drive it
+// with made-up times.
+func (p *Pacer) yieldAt(now time.Duration) bool {
 	p.adapt(now)
 	if now-time.Duration(p.last.Load()) < Yield {
 		return false
 	}
 	p.last.Store(int64(now))
-	runtime.Gosched()
 	return true
 }
 

@@ -39,34 +39,36 @@ func TestPacerReadsTheClockRarely(t *testing.T) {
 	}
 }
 
-// tickFor busy-waits d, a tick of a loop whose every turn is a long spin
-// (the ib provider's polls spin in C for up to 20 us, more in a guest).
-func tickFor(d time.Duration) {
-	for end := Now() + d; Now() < end; {
-	}
-}
-
 func TestPacerYieldsOnTimeWhenTicksAreSlow(t *testing.T) {
-	// 200 us ticks: check of them are 51 ms, ten Yields. A Pacer that
-	// read the clock every check ticks would read it 3 times in 200 ms
-	// and yield at most as often; one that reads it more often as the
-	// ticks are slow yields once per Yield from its second read on (about
-	// 30 times; under the host's -race run of CI, 9 were seen in 150 ms).
+	// Ticks 200 us apart on a made-up clock (a poll that spins 20 us in C
+	// and more in a guest): check of them are 51 ms, ten Yields. A Pacer
+	// that read the clock every check ticks would yield 3 times in 200 ms;
+	// this one reads it more often from its second read on and then
+	// yields once per Yield, never later than one readGap past it.
+	const tick = 200 * time.Microsecond
 	var p Pacer
-	start := Now()
-	yields := 0
-	for Now()-start < 200*time.Millisecond {
-		tickFor(200 * time.Microsecond)
-		if p.Tick() {
-			yields++
+	now := time.Second
+	var yields []time.Duration
+	for range 1000 {
+		now += tick
+		if p.due() && p.yieldAt(now) {
+			yields = append(yields, now)
 		}
 	}
-	if yields < 6 {
-		t.Fatalf("%d yields in 200 ms of 200 us ticks, want about one per %v", yields, Yield)
+	if len(yields) < 15 {
+		t.Fatalf("%d yields in 200 ms of 200 us ticks, want about one per %v", len(yields), Yield)
+	}
+	for i := 2; i < len(yields); i++ {
+		if gap := yields[i] - yields[i-1]; gap < Yield || gap > Yield+readGap {
+			t.Fatalf("yields %d and %d came %v apart, want %v to %v", i-1, i, gap, Yield, Yield+readGap)
+		}
 	}
 	// Fast ticks again: reads go back to check ticks apart.
 	for range 10 * check {
-		p.Tick()
+		now += 10 * time.Nanosecond
+		if p.due() {
+			p.yieldAt(now)
+		}
 	}
 	if sh := p.shift.Load(); sh != 0 {
 		t.Fatalf("clock read every %d fast ticks, want every %d", check>>sh, check)
