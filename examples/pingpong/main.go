@@ -118,7 +118,9 @@ func newSide(name string, dev *urma.Device, eidIndex int, cfg config) (*side, er
 		}
 	}
 	// The JFC takes the records of both queues: depth >= JFS + JFR depth.
-	if s.jfc, err = jetty.NewJFC(s.ctx, jetty.JFCConfig{Depth: 2 * queueDepth, JFCE: s.jfce}); err != nil {
+	// Only this side's goroutine polls it, so it can be lock-free: its
+	// polls then take records without a locked instruction.
+	if s.jfc, err = jetty.NewJFC(s.ctx, jetty.JFCConfig{Depth: 2 * queueDepth, JFCE: s.jfce, LockFree: true}); err != nil {
 		return s, err
 	}
 	if s.jfs, err = jetty.NewJFS(s.ctx, jetty.JFSConfig{Depth: queueDepth, Mode: jetty.RM, JFC: s.jfc}); err != nil {
