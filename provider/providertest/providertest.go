@@ -8,8 +8,9 @@
 // moved (and the bytes around them that must not) and every defined field of
 // the completion records.
 //
-// The suite uses only the public packages urma, segment and jetty, so the
-// same code runs on the loopback provider and on a verbs device.
+// The suite drives providers only through the public packages urma,
+// segment and jetty, so the same code runs on the loopback provider and on
+// a verbs device.
 //
 // # Using it from a provider
 //
@@ -74,17 +75,14 @@
 package providertest
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/urma-go/sdk/internal/kstack"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
@@ -189,27 +187,12 @@ func closeWithin(t testing.TB, d time.Duration, what string, closeFn func() erro
 			t.Errorf("close %s: %v", what, err)
 		}
 	case <-time.After(d):
-		// Where the Close is stuck is the useful part of the report.
+		// Where the Close is stuck is the useful part of the report:
+		// a Close stuck in a system call is stuck in the driver.
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		t.Errorf("close %s did not return within %v; goroutines:\n%s%s", what, d, buf, kernelStacks())
+		t.Errorf("close %s did not return within %v; goroutines:\n%s%s", what, d, buf, kstack.Threads())
 	}
-}
-
-// kernelStacks returns the kernel stacks of the process's threads where
-// the system shows them (Linux, as root): a Close stuck in a system call
-// is stuck in the driver.
-func kernelStacks() string {
-	tasks, _ := filepath.Glob("/proc/self/task/*/stack")
-	var b strings.Builder
-	for _, f := range tasks {
-		st, err := os.ReadFile(f)
-		if err != nil || len(st) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\nkernel stack of %s:\n%s", filepath.Base(filepath.Dir(f)), st)
-	}
-	return b.String()
 }
 
 func (e *env) seg(ctx *urma.Context, size uint64, access segment.Access) *segment.Segment {

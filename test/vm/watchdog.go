@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/urma-go/sdk/internal/kstack"
 )
 
 // WatchTimeout arranges that, inside the guest, a test binary about to be
@@ -45,14 +46,7 @@ func WatchTimeout() {
 // of the guest's blocked tasks. It needs root, which the guest has.
 func KernelReport() string {
 	var b strings.Builder
-	tasks, _ := filepath.Glob("/proc/self/task/*")
-	for _, dir := range tasks {
-		stack, err := os.ReadFile(filepath.Join(dir, "stack"))
-		if err != nil || len(stack) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "thread %s (%s, wchan %s):\n%s", filepath.Base(dir), taskState(dir), readTrim(filepath.Join(dir, "wchan")), stack)
-	}
+	b.WriteString(kstack.Threads())
 	// sysrq w: the kernel logs every task in uninterruptible sleep.
 	if err := os.WriteFile("/proc/sysrq-trigger", []byte("w"), 0); err != nil {
 		fmt.Fprintf(&b, "sysrq w: %v\n", err)
@@ -73,20 +67,4 @@ func KernelReport() string {
 	}
 	fmt.Fprintf(&b, "kernel log (last 300 lines):\n%s\n", strings.Join(lines[max(0, len(lines)-300):], "\n"))
 	return b.String()
-}
-
-// taskState is the state letter and name of /proc/self/task/TID/status.
-func taskState(dir string) string {
-	status, _ := os.ReadFile(filepath.Join(dir, "status"))
-	for _, line := range strings.Split(string(status), "\n") {
-		if s, ok := strings.CutPrefix(line, "State:"); ok {
-			return strings.TrimSpace(s)
-		}
-	}
-	return "state unknown"
-}
-
-func readTrim(path string) string {
-	b, _ := os.ReadFile(path)
-	return strings.TrimSpace(string(b))
 }
