@@ -411,6 +411,12 @@ func (r *run) latServer() (int64, error) {
 	if op != Write && op != Send {
 		return 0, nil
 	}
+	// The last size's loop ended with its answer running, and its record
+	// may come after the client's "done" (siw's did): a post into the
+	// queue of depth 1 would find it full.
+	if err := r.drain(); err != nil {
+		return 0, err
+	}
 	sb := e.sendBuf(r.size)
 	var n int64
 	chained := r.chained()

@@ -1,0 +1,101 @@
+package perf
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+)
+
+// connectedPair opens a server and a client endpoint of cfg on loopback0
+// (EIDs 0 and 1) and connects each to the other, as Server and Client do
+// over their out-of-band channel.
+func connectedPair(t *testing.T, cfg Config) (srv, cli *endpoint) {
+	t.Helper()
+	cfg = cfg.Defaults()
+	require.NoError(t, cfg.Validate())
+	var err error
+	srv, err = openEndpoint("loopback0", 0, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.close()) })
+	cli, err = openEndpoint("loopback0", 1, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cli.close()) })
+	si, err := srv.info()
+	require.NoError(t, err)
+	ci, err := cli.info()
+	require.NoError(t, err)
+	require.NoError(t, srv.connect(ci))
+	require.NoError(t, cli.connect(si))
+	return srv, cli
+}
+
+// TestServerRetiresTheLastSizesAnswer: a server's loop stops when the
+// client says done, and its last answer may still be running then (its
+// record came after the client had the answer: siw did this in CI). The
+// next size's loop must retire it before posting, on a queue of depth 1,
+// instead of failing with a full queue.
+func TestServerRetiresTheLastSizesAnswer(t *testing.T) {
+	for _, name := range []string{"write_lat", "send_lat"} {
+		t.Run(name, func(t *testing.T) {
+			test, err := ParseTest(name)
+			require.NoError(t, err)
+			const size = 64
+			srv, cli := connectedPair(t, Config{Test: test, Mode: jetty.RC, Sizes: []int{size}})
+			require.Equal(t, 1, srv.cfg.TxDepth)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var progress atomic.Int64
+			c, err := newRun(ctx, cli, size, &progress)
+			require.NoError(t, err)
+			if test.Op == Send {
+				require.NoError(t, c.fillRecvs())
+			}
+
+			// The last size's answer: posted, its record not taken.
+			last, err := newRun(ctx, srv, size, &progress)
+			require.NoError(t, err)
+			require.NoError(t, last.postOne())
+			require.Equal(t, 1, srv.pendingSend)
+			if test.Op == Send {
+				require.NoError(t, c.awaitRecv()) // the client had it
+			}
+
+			sctx, stop := context.WithCancel(ctx)
+			r, err := newRun(sctx, srv, size, &progress)
+			require.NoError(t, err)
+			if test.Op == Send {
+				require.NoError(t, r.fillRecvs())
+			}
+			served := make(chan error, 1)
+			go func() {
+				_, err := r.latServer()
+				served <- err
+			}()
+
+			// One round trip of the new size.
+			c.e.sendBuf(size)[size-1] = marker(0)
+			require.NoError(t, c.postOne())
+			require.NoError(t, c.retire())
+			if test.Op == Send {
+				err = c.awaitRecv()
+			} else {
+				err = awaitLast(ctx, cli.recvBuf(size), marker(0), &cli.pace)
+			}
+			if err != nil {
+				select {
+				case serr := <-served:
+					t.Fatalf("no answer: the server's loop ended: %v", serr)
+				default:
+					t.Fatalf("no answer: %v", err)
+				}
+			}
+			stop()
+			require.ErrorIs(t, <-served, errStopped)
+		})
+	}
+}
