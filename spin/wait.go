@@ -35,21 +35,27 @@ type Wait struct {
 // and again each OSYield after that; it reports whether it did.
 func (w *Wait) Idle() bool {
 	w.n++
-	if w.n%waitCheck != 0 {
+	if w.n%waitCheck != 0 || !w.dueAt(Now()) {
 		return false
 	}
-	now := Now()
+	osYield()
+	w.yieldedAt(Now())
+	return true
+}
+
+// dueAt tells whether a wait whose clock reads now should yield: the
+// first read starts the wait's clock. Idle's decision, on any clock.
+func (w *Wait) dueAt(now time.Duration) bool {
 	if !w.started {
 		w.started, w.next = true, now+OSYield
 		return false
 	}
-	if now < w.next {
-		return false
-	}
-	osYield()
-	w.next = Now() + OSYield
-	return true
+	return now >= w.next
 }
+
+// yieldedAt schedules the next yield one OSYield after a yield that
+// ended at now (a yield can take a while when others want the core).
+func (w *Wait) yieldedAt(now time.Duration) { w.next = now + OSYield }
 
 // osYield is a variable so that tests can count the yields.
 var osYield = yieldCore

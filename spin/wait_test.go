@@ -31,32 +31,50 @@ func TestWaitShortNeverYields(t *testing.T) {
 	}
 }
 
-// A long wait yields from OSYield on, about once each OSYield, never twice
-// within one.
-func TestWaitLongYieldsByTheClock(t *testing.T) {
+// A long wait yields from OSYield on, once each OSYield, never twice
+// within one: a made-up clock checked every 7 us for 40 OSYields, each
+// yield taking 20 us.
+func TestWaitLongYieldsEveryOSYield(t *testing.T) {
+	const step, yieldTakes = 7 * time.Microsecond, 20 * time.Microsecond
+	var w Wait
+	start := time.Second
+	var yields []time.Duration
+	for now := start; now-start < 40*OSYield; now += step {
+		if w.dueAt(now) {
+			yields = append(yields, now-start)
+			now += yieldTakes
+			w.yieldedAt(now)
+		}
+	}
+	if len(yields) == 0 || yields[0] < OSYield || yields[0] >= OSYield+step {
+		t.Fatalf("yields at %v, want the first at OSYield (%v) into the wait", yields, OSYield)
+	}
+	for i := 1; i < len(yields); i++ {
+		gap := yields[i] - yields[i-1]
+		if gap < OSYield+yieldTakes || gap >= OSYield+yieldTakes+step {
+			t.Fatalf("yields %d and %d came %v apart, want OSYield after the last one ended (%v)", i-1, i, gap, OSYield+yieldTakes)
+		}
+	}
+	// After the first, at OSYield, one yield per 70-77 us of the
+	// remaining 39 OSYields.
+	rest := 40*OSYield - yields[0]
+	least, most := int(rest/(OSYield+yieldTakes+step))+1, int(rest/(OSYield+yieldTakes))+1
+	if n := len(yields); n < least || n > most {
+		t.Fatalf("%d yields, want %d to %d", n, least, most)
+	}
+}
+
+// Idle on the real clock yields once a wait has lasted OSYield.
+func TestWaitIdleYieldsOnTheClock(t *testing.T) {
 	yields := countYields(t)
 	var w Wait
 	start := Now()
-	var first time.Duration
-	last := time.Duration(-1)
-	for Now()-start < 40*OSYield {
-		if w.Idle() {
-			now := Now() - start
-			if first == 0 {
-				first = now
-			}
-			if last >= 0 && now-last < OSYield {
-				t.Fatalf("two yields %v apart", now-last)
-			}
-			last = now
+	for *yields == 0 && Now()-start < time.Second {
+		if w.Idle() && Now()-start < OSYield {
+			t.Fatalf("yielded %v into the wait", Now()-start)
 		}
 	}
-	if first < OSYield {
-		t.Fatalf("first yield %v into the wait, before OSYield", first)
-	}
-	// 40 periods, the first spent spinning: at most 39 yields, and
-	// at least a few however slowly this machine runs the loop.
-	if *yields < 3 || *yields > 39 {
-		t.Fatalf("%d yields in %v", *yields, 40*OSYield)
+	if *yields == 0 {
+		t.Fatalf("no yield in a second of waiting")
 	}
 }
