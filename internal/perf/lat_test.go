@@ -78,7 +78,7 @@ func TestServerRetiresTheLastSizesAnswer(t *testing.T) {
 			}()
 
 			// One round trip of the new size.
-			c.e.sendBuf(size)[size-1] = marker(0)
+			cli.sendBuf(size)[size-1] = marker(0)
 			require.NoError(t, c.postOne())
 			require.NoError(t, c.retire())
 			if test.Op == Send {
