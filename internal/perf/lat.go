@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -403,6 +404,33 @@ func (r *run) drain() error {
 	return nil
 }
 
+// leftoverWait bounds how long a server waits for the record of the last
+// size's final answer (a variable for the test).
+var leftoverWait = 10 * time.Second
+
+// retireLeftover waits for the records of requests the last size's loop
+// left running. That loop ends when the client says done, which may come
+// before its final answer's record (siw's did): a post into the queue of
+// depth 1 would then find it full. A record that never comes is an error,
+// not a hang of both sides.
+func (r *run) retireLeftover() error {
+	ctx, cancel := context.WithTimeout(r.ctx, leftoverWait)
+	defer cancel()
+	for r.e.pendingSend > 0 {
+		n, err := r.e.poll(ctx, r.e.jfc)
+		if err != nil {
+			if r.ctx.Err() == nil && ctx.Err() != nil {
+				return fmt.Errorf("the last size's final answer did not complete within %v", leftoverWait)
+			}
+			return err
+		}
+		if err := r.count(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // latServer answers the client's WRITEs or SENDs until stop, and returns
 // how many; READ and atomic latency need nothing of it. Like the client,
 // it retires its request's record after the post.
@@ -411,10 +439,7 @@ func (r *run) latServer() (int64, error) {
 	if op != Write && op != Send {
 		return 0, nil
 	}
-	// The last size's loop ended with its answer running, and its record
-	// may come after the client's "done" (siw's did): a post into the
-	// queue of depth 1 would find it full.
-	if err := r.drain(); err != nil {
+	if err := r.retireLeftover(); err != nil {
 		return 0, err
 	}
 	sb := e.sendBuf(r.size)

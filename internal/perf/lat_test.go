@@ -99,3 +99,22 @@ func TestServerRetiresTheLastSizesAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestServerGivesUpOnALeftoverThatNeverCompletes: a request the last size
+// left running whose record never comes ends the server's loop with an
+// error that says so, rather than hanging it and the client waiting for
+// its answer.
+func TestServerGivesUpOnALeftoverThatNeverCompletes(t *testing.T) {
+	test, err := ParseTest("write_lat")
+	require.NoError(t, err)
+	srv, _ := connectedPair(t, Config{Test: test, Mode: jetty.RC, Sizes: []int{64}})
+	old := leftoverWait
+	leftoverWait = 50 * time.Millisecond
+	t.Cleanup(func() { leftoverWait = old })
+	srv.pendingSend = 1 // counted as running, with nothing posted
+	var progress atomic.Int64
+	r, err := newRun(context.Background(), srv, 64, &progress)
+	require.NoError(t, err)
+	_, err = r.latServer()
+	require.ErrorContains(t, err, "did not complete within 50ms")
+}
