@@ -124,8 +124,11 @@ func (r *run) fillRecvs() error {
 // (and off recvsPosted, until fillRecvs replaces them), send-side ones off
 // pendingSend. j is e.jfc to retire requests, e.rjfc to take receives;
 // when they are one JFC, either kind may come.
-func (r *run) reap(j *jetty.JFC) error {
-	n, err := r.e.poll(r.ctx, j)
+func (r *run) reap(j *jetty.JFC) error { return r.reapIn(r.ctx, j) }
+
+// reapIn is reap, its wait ended by ctx.
+func (r *run) reapIn(ctx context.Context, j *jetty.JFC) error {
+	n, err := r.e.poll(ctx, j)
 	if err != nil {
 		return err
 	}
@@ -395,9 +398,12 @@ func (r *run) awaitRecv() error {
 }
 
 // drain waits for this side's requests still running.
-func (r *run) drain() error {
+func (r *run) drain() error { return r.drainIn(r.ctx) }
+
+// drainIn is drain, its waits ended by ctx.
+func (r *run) drainIn(ctx context.Context) error {
 	for r.e.pendingSend > 0 {
-		if err := r.reap(r.e.jfc); err != nil {
+		if err := r.reapIn(ctx, r.e.jfc); err != nil {
 			return err
 		}
 	}
@@ -416,19 +422,11 @@ var leftoverWait = 10 * time.Second
 func (r *run) retireLeftover() error {
 	ctx, cancel := context.WithTimeout(r.ctx, leftoverWait)
 	defer cancel()
-	for r.e.pendingSend > 0 {
-		n, err := r.e.poll(ctx, r.e.jfc)
-		if err != nil {
-			if r.ctx.Err() == nil && ctx.Err() != nil {
-				return fmt.Errorf("the last size's final answer did not complete within %v", leftoverWait)
-			}
-			return err
-		}
-		if err := r.count(n); err != nil {
-			return err
-		}
+	err := r.drainIn(ctx)
+	if err != nil && r.ctx.Err() == nil && ctx.Err() != nil {
+		return fmt.Errorf("the last size's final answer did not complete within %v", leftoverWait)
 	}
-	return nil
+	return err
 }
 
 // latServer answers the client's WRITEs or SENDs until stop, and returns
