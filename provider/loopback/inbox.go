@@ -117,15 +117,8 @@ func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
 func (b *inbox) write(pos uint64, h inboxHeader, imm uint64, data []byte) {
 	k := inboxCells(len(data))
 	head := b.cell(pos)
-	head[0], head[1] = h.word(), imm
-	rest := data
-	if len(rest) >= inboxHeadData {
-		head[2] = binary.NativeEndian.Uint64(rest)
-		rest = rest[inboxHeadData:]
-	} else {
-		head[2] = partialWord(rest)
-		rest = nil
-	}
+	head[0], head[1], head[2] = h.word(), imm, firstWord(data)
+	rest := data[min(len(data), inboxHeadData):]
 	for i := uint64(1); i < k; i++ {
 		c := (*[inboxCellData]byte)(b.r.payload(pos + i))
 		n := copy(c[:], rest)
@@ -146,6 +139,15 @@ func (b *inbox) heldCells() []uint64 { return b.r.heldReservedMarked(inboxCont) 
 func (b *inbox) hole(pos uint64) {
 	b.cell(pos)[0] = inboxHeader{route: inboxHole}.word()
 	b.r.publish(pos)
+}
+
+// firstWord is the first cell's data word of a message of bytes p: its
+// first 8 bytes, or all of them packed (partialWord).
+func firstWord(p []byte) uint64 {
+	if len(p) >= inboxHeadData {
+		return binary.NativeEndian.Uint64(p)
+	}
+	return partialWord(p)
 }
 
 // partialWord packs up to 8 bytes into a word, in memory order.

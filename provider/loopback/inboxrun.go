@@ -75,8 +75,9 @@ func (q *sendq) postInboxRun(wrs []provider.WR, rem *remote) int {
 		w, data := &wrs[i], rd.data[i]
 		box.write(pos, q.inboxHeaderOf(w, len(data)), w.Imm, data)
 		q.head++
-		q.noteInbox(w, q.head, rem, pos, len(data))
-		pos += inboxCells(len(data))
+		k := inboxCells(len(data))
+		q.noteInbox(w, q.head, rem, pos, k, len(data))
+		pos += k
 		solicited = solicited || w.Flags&provider.FlagSolicited != 0
 		rd.data[i] = nil
 	}

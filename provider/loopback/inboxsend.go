@@ -94,9 +94,15 @@ func (s *inboxSends) at(i uint64) *inboxReq { return &s.reqs[i&uint64(len(s.reqs
 // rem's inbox: it has one, and nothing in this queue must come first. The
 // checks are cheap, and made before the request's data is gathered.
 func (q *sendq) inboxFits(seq uint64, rem *remote) bool {
+	return len(q.pending) == 0 && q.state == provider.StateReady && q.inboxStreams(seq, rem)
+}
+
+// inboxStreams is inboxFits without its checks of the queue's own state,
+// for a post that has made them (a prepared one's unchanged).
+func (q *sendq) inboxStreams(seq uint64, rem *remote) bool {
 	v := rem.rq
-	if seq-q.loadCredited() < inboxStream || v.inbox == nil || inboxOff || len(q.pending) != 0 ||
-		q.state != provider.StateReady || q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
+	if seq-q.loadCredited() < inboxStream || v.inbox == nil || inboxOff ||
+		q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a
 		// caller that waits for this request: it completes sooner
@@ -127,7 +133,38 @@ func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) 
 		return false
 	}
 	v.jfc.notify(w.Flags&provider.FlagSolicited != 0)
-	q.noteInbox(w, seq, rem, pos, len(data))
+	q.noteInbox(w, seq, rem, pos, inboxCells(len(data)), len(data))
+	q.inboxPosted()
+	return true
+}
+
+// postInboxPrepared is postInbox for the prepared small SEND p of
+// sequence seq, once inboxStreams said it may: its header but for the
+// route, and its count of cells, were worked out at Prepare, and a
+// message of one cell (up to 8 bytes, a message rate's) is written
+// without the general write's loop.
+func (q *sendq) postInboxPrepared(p *prepared, seq uint64) bool {
+	v := p.rem.rq
+	s := &q.ib
+	if s.v != v && !q.switchRoute(v) {
+		return false
+	}
+	b := v.inbox.box
+	pos, ok := b.r.reserveRecords(p.cells)
+	if !ok {
+		return false
+	}
+	w := &p.wr[0]
+	hdr := p.hdr | uint64(s.route)<<32
+	if p.cells == 1 {
+		head := b.cell(pos)
+		head[0], head[1], head[2] = hdr, w.Imm, firstWord(p.local)
+		b.r.publish(pos)
+	} else {
+		b.write(pos, headerOf(hdr), w.Imm, p.local)
+	}
+	v.jfc.notify(w.Flags&provider.FlagSolicited != 0)
+	q.noteInbox(w, seq, p.rem, pos, p.cells, len(p.local))
 	q.inboxPosted()
 	return true
 }
@@ -142,16 +179,17 @@ func (q *sendq) inboxHeaderOf(w *provider.WR, n int) inboxHeader {
 	return inboxHeader{len: uint32(n), route: q.ib.route, opcode: uint8(w.Opcode), flags: hf}
 }
 
-// noteInbox keeps the SEND w of sequence seq, left in rem's inbox at pos
-// with n bytes of data, among the queue's inbox requests.
-func (q *sendq) noteInbox(w *provider.WR, seq uint64, rem *remote, pos uint64, n int) {
+// noteInbox keeps the SEND w of sequence seq, left in rem's inbox in the
+// cells from pos with n bytes of data, among the queue's inbox requests.
+func (q *sendq) noteInbox(w *provider.WR, seq uint64, rem *remote, pos, cells uint64, n int) {
 	s := &q.ib
 	r := s.at(s.tail)
-	r.pos, r.end, r.seq, r.userCtx, r.imm, r.rem = pos, pos+inboxCells(n), seq, w.UserCtx, w.Imm, rem
+	r.pos, r.end, r.seq, r.userCtx, r.imm, r.rem = pos, pos+cells, seq, w.UserCtx, w.Imm, rem
 	r.n, r.op, r.flags = uint32(n), w.Opcode, w.Flags
-	r.local = provider.SGE{}
 	if w.Flags&provider.FlagInline == 0 && len(w.Local) == 1 {
 		r.local = w.Local[0]
+	} else {
+		r.local = provider.SGE{}
 	}
 	s.tail++
 }

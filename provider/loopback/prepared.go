@@ -33,9 +33,13 @@ type prepared struct {
 	remote []byte
 	// send is set for a SEND or SEND_IMM that may take sendPrepared's
 	// short way, and sw then names the sender in its receive records;
-	// small for such a SEND whose data fits an inbox entry.
+	// small for such a SEND whose data fits an inbox entry, which then
+	// takes cells cells, with the header word hdr but for its route
+	// (postInboxPrepared).
 	send, small bool
 	sw          senderWords
+	cells       uint64
+	hdr         uint64
 }
 
 // Prepare implements provider.Preparer.
@@ -85,6 +89,12 @@ func (p *prepared) resolve() bool {
 	if w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm {
 		p.send, p.small = true, len(p.local) <= inboxMaxData
 		p.sw.fill(p.q)
+		if p.small {
+			p.cells = inboxCells(len(p.local))
+			h := p.q.inboxHeaderOf(w, len(p.local))
+			h.route = 0 // the route the queue holds at each post
+			p.hdr = h.word()
+		}
 	}
 	return true
 }
@@ -172,7 +182,7 @@ func (p *prepared) postLocked() (int, error) {
 	}
 	q.head++
 	w := &p.wr[0]
-	if small && q.inboxFits(q.head, p.rem) && q.postInbox(w, q.head, p.rem, p.local) {
+	if small && q.inboxStreams(q.head, p.rem) && q.postInboxPrepared(p, q.head) {
 		return 1, nil
 	}
 	if !q.clearInbox() {
