@@ -201,6 +201,11 @@ func (b *inbox) entryAt(pos uint64, e *inboxEntry) bool {
 // returns how many bytes it copied.
 func (b *inbox) copyOut(e *inboxEntry, dst []byte) int {
 	n := min(len(dst), int(e.hdr.len))
+	if n == inboxHeadData {
+		// A message rate's 8 bytes: one move, not a call to memmove.
+		binary.NativeEndian.PutUint64(dst, b.cell(e.pos)[2])
+		return n
+	}
 	if n == 0 {
 		return 0
 	}
