@@ -28,6 +28,18 @@ type JFSConfig struct {
 	RNRRetry   int
 	RNRTimeout time.Duration
 	JFC        *JFC
+	// LockFree promises that one goroutine at a time uses the queue:
+	// posts to it (Post, Prepare, a Prepared's Post, PostAfter,
+	// PostWhen) and polls or rearms the JFC it completes into, as a loop
+	// that owns both does (urma_jfs_flag_t.lock_free; UCX's and verbs'
+	// single-threaded modes). The provider may then post without a
+	// locked instruction: on loopback the queue's lock becomes a plain
+	// store and load for that goroutine, while its own timers and
+	// helpers, Close, Query and Modify still take it safely from any
+	// goroutine, at a few microseconds each. A post and a poll of the
+	// queue's JFC, or two posts, at once from two goroutines corrupt the
+	// queue's state. Providers without such locking ignore it.
+	LockFree bool
 }
 
 func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, error) {
@@ -39,7 +51,7 @@ func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, e
 	}
 	attr := ctx.Device().Attr()
 	pc := provider.JFSConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, MaxInline: c.MaxInline,
-		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: c.JFC.p, Owner: owner}
+		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: c.JFC.p, LockFree: c.LockFree, Owner: owner}
 	if pc.Depth == 0 {
 		pc.Depth = min(DefaultDepth, attr.MaxJFSDepth)
 	}

@@ -208,7 +208,12 @@ type JFSConfig struct {
 	// RNRTimeout is the pause between retries.
 	RNRTimeout time.Duration
 	JFC        JFC
-	Owner      any
+	// LockFree says that one goroutine at a time posts to the queue and
+	// polls or rearms its JFC (urma_jfs_flag_t.lock_free): the provider
+	// may drop the locked instructions that concurrent posters need. A
+	// provider that does nothing of the kind accepts and ignores it.
+	LockFree bool
+	Owner    any
 }
 
 // JFRConfig configures a JFR.

@@ -98,7 +98,8 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		return e, err
 	}
 	e.crs = make([]jetty.CR, 64)
-	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc}
+	// Lock-free as its JFCs are: the run's loop alone posts (see newJFC).
+	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc, LockFree: true}
 	recv := jetty.JFRConfig{Depth: cfg.RxDepth, Mode: cfg.Mode, TokenPolicy: segment.TokenPlainText, Token: e.token, JFC: e.rjfc}
 	if cfg.Mode == jetty.RC {
 		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {

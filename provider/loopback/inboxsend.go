@@ -427,10 +427,10 @@ func (q *sendq) settleInbox() {
 // delivered and, when nothing was for inboxGrace while the inbox stood
 // still, delivers its requests itself (the receiver is not polling).
 func (q *sendq) pollInbox() {
-	if !q.mu.TryLock() {
+	if !q.mu.TryLockOwner() {
 		return // a post or another poll is in the queue
 	}
-	defer q.mu.Unlock()
+	defer q.mu.UnlockOwner()
 	s := &q.ib
 	if q.closed.Load() || s.head == s.tail {
 		return

@@ -396,11 +396,11 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	// left now would not.
 	for _, q := range j.inboxSQs.load() {
 		if q.inboxOut() != 0 {
-			q.mu.Lock()
+			q.mu.LockOwner() // a poll's (see queueLock)
 			if !q.closed.Load() {
 				q.settleInbox()
 			}
-			q.mu.Unlock()
+			q.mu.UnlockOwner()
 		}
 	}
 	for _, q := range j.inboxRQs.load() {

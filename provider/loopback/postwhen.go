@@ -42,7 +42,7 @@ func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
 	}
 	// Unlocked here, not deferred, as in Post.
 	posted := p.postOnFlagLocked(flag, want)
-	q.mu.Unlock()
+	q.mu.UnlockOwner()
 	return posted, nil
 }
 

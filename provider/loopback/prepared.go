@@ -51,7 +51,7 @@ func (q *sendq) Prepare(w *provider.WR) (provider.Prepared, error) {
 	if err := q.lockOpen(); err != nil {
 		return nil, err
 	}
-	defer q.mu.Unlock()
+	defer q.mu.UnlockOwner()
 	rem, err := q.validate(kept)
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func (p *prepared) Post() (int, error) {
 	// path a closure's setup and a call, and nothing under the lock
 	// panics but a bug.
 	n, err := p.postLocked()
-	q.mu.Unlock()
+	q.mu.UnlockOwner()
 	return n, err
 }
 

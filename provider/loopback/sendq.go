@@ -92,6 +92,9 @@ func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
 	}
 	q := &sendq{ctx: c, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE, maxInline: cfg.MaxInline,
 		rnrRetry: cfg.RNRRetry, rnrTimeout: cfg.RNRTimeout, jfc: j, state: provider.StateReady}
+	if cfg.LockFree {
+		q.mu.lockFree()
+	}
 	if q.maxInline == 0 {
 		q.maxInline = maxInline
 	}
@@ -139,21 +142,22 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	// Not deferred, as in prepared.Post: a deferred unlock cost every
 	// post a closure's setup and a call.
 	n, err := q.postLocked(wrs)
-	q.mu.Unlock()
+	q.mu.UnlockOwner()
 	return n, err
 }
 
-// lockOpen takes the queue's lock for a post, unless the queue is closed.
+// lockOpen takes the queue's lock for a post (as its owner, see
+// queueLock; UnlockOwner lets it go), unless the queue is closed.
 func (q *sendq) lockOpen() error {
 	if q.closed.Load() {
 		return errClosed(q.name())
 	}
-	q.mu.Lock()
+	q.mu.LockOwner()
 	if q.closed.Load() {
 		// Closed while this post waited for the lock: destroy has
 		// flushed what was pending and nothing would report a request
 		// queued now.
-		q.mu.Unlock()
+		q.mu.UnlockOwner()
 		return errClosed(q.name())
 	}
 	return nil
