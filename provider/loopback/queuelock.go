@@ -82,13 +82,22 @@ func (l *queueLock) Unlock() {
 }
 
 // LockOwner takes the lock for a lock-free queue's owner, and is Lock for
-// any other queue.
+// any other queue. Its common ways are short enough to be inlined into a
+// post.
 func (l *queueLock) LockOwner() {
-	if !l.single {
-		l.Lock()
+	if l.single {
+		if l.enter() {
+			return
+		}
+	} else if l.tryHeld() {
 		return
 	}
-	if l.enter() {
+	l.lockOwnerSlow()
+}
+
+func (l *queueLock) lockOwnerSlow() {
+	if !l.single {
+		l.lockHeld()
 		return
 	}
 	l.lockHeld()
@@ -98,7 +107,7 @@ func (l *queueLock) LockOwner() {
 // TryLockOwner is TryLock for a lock-free queue's owner (see LockOwner).
 func (l *queueLock) TryLockOwner() bool {
 	if !l.single {
-		return l.TryLock()
+		return l.tryHeld()
 	}
 	if l.enter() {
 		return true
@@ -112,7 +121,11 @@ func (l *queueLock) TryLockOwner() bool {
 
 // UnlockOwner lets the lock go, taken by LockOwner or TryLockOwner.
 func (l *queueLock) UnlockOwner() {
-	if l.single && !l.ownerHeld {
+	if !l.single {
+		storeRelease(&l.held, 0)
+		return
+	}
+	if !l.ownerHeld {
 		storeRelease(&l.inside, 0)
 		return
 	}
