@@ -22,7 +22,13 @@ type pair struct {
 	crs        []jetty.CR
 }
 
-func newPair(tb testing.TB) *pair {
+func newPair(tb testing.TB) *pair { return newPairOf(tb, false) }
+
+// lockFreePair is newPair with lock-free queues and JFCs
+// (JFSConfig.LockFree, JFCConfig.LockFree), as urmactl perf makes them.
+func lockFreePair(tb testing.TB) *pair { return newPairOf(tb, true) }
+
+func newPairOf(tb testing.TB, lockFree bool) *pair {
 	tb.Helper()
 	dev, err := urma.DeviceByName("loopback0")
 	must(tb, err)
@@ -38,11 +44,11 @@ func newPair(tb testing.TB) *pair {
 	must(tb, err)
 	p.tgt, err = segment.Import(p.a, p.dst.Descriptor(), 0)
 	must(tb, err)
-	p.jfcA, err = jetty.NewJFC(p.a, jetty.JFCConfig{})
+	p.jfcA, err = jetty.NewJFC(p.a, jetty.JFCConfig{LockFree: lockFree})
 	must(tb, err)
-	p.jfcB, err = jetty.NewJFC(p.b, jetty.JFCConfig{})
+	p.jfcB, err = jetty.NewJFC(p.b, jetty.JFCConfig{LockFree: lockFree})
 	must(tb, err)
-	p.jfs, err = jetty.NewJFS(p.a, jetty.JFSConfig{JFC: p.jfcA})
+	p.jfs, err = jetty.NewJFS(p.a, jetty.JFSConfig{JFC: p.jfcA, LockFree: lockFree})
 	must(tb, err)
 	p.jfr, err = jetty.NewJFR(p.b, jetty.JFRConfig{JFC: p.jfcB})
 	must(tb, err)

@@ -22,30 +22,12 @@ func BenchmarkSendStream8(b *testing.B) { benchSendStream8(b, false) }
 func BenchmarkSendStream8PreparedRecv(b *testing.B) { benchSendStream8(b, true) }
 
 // BenchmarkSendStream8LockFree is BenchmarkSendStream8PreparedRecv with
-// lock-free queues and JFCs (JFSConfig.LockFree, JFCConfig.LockFree), as
-// urmactl perf makes them.
+// lock-free queues and JFCs, as urmactl perf makes them (lockFreePair).
 func BenchmarkSendStream8LockFree(b *testing.B) {
 	benchSendStream8On(b, lockFreePair(b), true)
 }
 
 func benchSendStream8(b *testing.B, prepared bool) { benchSendStream8On(b, newPair(b), prepared) }
-
-// lockFreePair is newPair with its JFS, JFR and JFCs made again lock-free.
-func lockFreePair(tb testing.TB) *pair {
-	p := newPair(tb)
-	var err error
-	p.jfcA, err = jetty.NewJFC(p.a, jetty.JFCConfig{LockFree: true})
-	must(tb, err)
-	p.jfcB, err = jetty.NewJFC(p.b, jetty.JFCConfig{LockFree: true})
-	must(tb, err)
-	p.jfs, err = jetty.NewJFS(p.a, jetty.JFSConfig{JFC: p.jfcA, LockFree: true})
-	must(tb, err)
-	p.jfr, err = jetty.NewJFR(p.b, jetty.JFRConfig{JFC: p.jfcB})
-	must(tb, err)
-	p.remote, err = jetty.ImportJFR(p.a, p.jfr.Descriptor(), 0)
-	must(tb, err)
-	return p
-}
 
 func benchSendStream8On(b *testing.B, p *pair, prepared bool) {
 	const batch = 16
