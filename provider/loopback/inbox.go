@@ -115,19 +115,33 @@ func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
 // write fills and publishes the entry at pos, whose inboxCells(len(data))
 // cells its producer reserved.
 func (b *inbox) write(pos uint64, h inboxHeader, imm uint64, data []byte) {
-	k := inboxCells(len(data))
+	b.writeCells(pos, h.word(), imm, data, inboxCells(len(data)))
+}
+
+// writeCells is write with the header's word and the entry's k cells
+// worked out by the caller (a prepared SEND, once at Prepare).
+func (b *inbox) writeCells(pos, hdr, imm uint64, data []byte, k uint64) {
 	head := b.cell(pos)
-	head[0], head[1], head[2] = h.word(), imm, firstWord(data)
-	rest := data[min(len(data), inboxHeadData):]
+	head[0], head[1], head[2] = hdr, imm, firstWord(data)
+	if k > 1 {
+		b.writeRest(pos, data[inboxHeadData:], k)
+	}
+	// The first cell last: a consumer that sees it published sees the
+	// rest published too (stores are seen in order).
+	b.r.publish(pos)
+}
+
+// writeRest fills and publishes the further cells of the entry of k cells
+// at pos with rest, its data past the first cell's. A one-cell entry (a
+// message rate's) skips it and its loop's setup: 12 instructions a
+// message of SendStream8LockFree.
+func (b *inbox) writeRest(pos uint64, rest []byte, k uint64) {
 	for i := uint64(1); i < k; i++ {
 		c := (*[inboxCellData]byte)(b.r.payload(pos + i))
 		n := copy(c[:], rest)
 		rest = rest[n:]
 		storeRelease(b.r.seq(pos+i), (pos+i+1)|inboxCont)
 	}
-	// The first cell last: a consumer that sees it published sees the
-	// rest published too (stores are seen in order).
-	b.r.publish(pos)
 }
 
 // heldCells lists the cells a producer reserved and has not published,

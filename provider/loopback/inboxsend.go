@@ -140,9 +140,7 @@ func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) 
 
 // postInboxPrepared is postInbox for the prepared small SEND p of
 // sequence seq, once inboxStreams said it may: its header but for the
-// route, and its count of cells, were worked out at Prepare, and a
-// message of one cell (up to 8 bytes, a message rate's) is written
-// without the general write's loop.
+// route, and its count of cells, were worked out at Prepare.
 func (q *sendq) postInboxPrepared(p *prepared, seq uint64) bool {
 	v := p.rem.rq
 	s := &q.ib
@@ -155,14 +153,7 @@ func (q *sendq) postInboxPrepared(p *prepared, seq uint64) bool {
 		return false
 	}
 	w := &p.wr[0]
-	hdr := p.hdr | uint64(s.route)<<32
-	if p.cells == 1 {
-		head := b.cell(pos)
-		head[0], head[1], head[2] = hdr, w.Imm, firstWord(p.local)
-		b.r.publish(pos)
-	} else {
-		b.write(pos, headerOf(hdr), w.Imm, p.local)
-	}
+	b.writeCells(pos, p.hdr|uint64(s.route)<<32, w.Imm, p.local, p.cells)
 	v.jfc.notify(w.Flags&provider.FlagSolicited != 0)
 	q.noteInbox(w, seq, p.rem, pos, p.cells, len(p.local))
 	q.inboxPosted()

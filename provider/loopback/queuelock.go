@@ -96,12 +96,8 @@ func (l *queueLock) LockOwner() {
 }
 
 func (l *queueLock) lockOwnerSlow() {
-	if !l.single {
-		l.lockHeld()
-		return
-	}
 	l.lockHeld()
-	l.ownerHeld = true
+	l.ownerHeld = l.single
 }
 
 // TryLockOwner is TryLock for a lock-free queue's owner (see LockOwner).

@@ -86,37 +86,32 @@ func TestQueueLockFreeOwnerWaitsForHelper(t *testing.T) {
 	if l.TryLockOwner() {
 		t.Fatal("the owner got in while another party held the lock")
 	}
-	in := make(chan struct{})
-	go func() {
-		l.LockOwner()
-		close(in)
-		l.UnlockOwner()
-	}()
-	time.Sleep(20 * time.Millisecond) // time for a wrong LockOwner to return
-	select {
-	case <-in:
-		t.Fatal("LockOwner returned while another party held the lock")
-	default:
-	}
-	l.Unlock()
-	<-in
+	waitsFor(t, "LockOwner", l.LockOwner, l.UnlockOwner, l.Unlock)
 
 	l.LockOwner()
 	if l.TryLock() {
 		t.Fatal("TryLock got in while the owner was inside")
 	}
-	got := make(chan struct{})
+	waitsFor(t, "Lock", l.Lock, l.Unlock, l.UnlockOwner)
+}
+
+// waitsFor checks that take, in another goroutine, does not return while
+// the lock is held by this one, and does once release lets it go (then
+// the other goroutine lets go with drop).
+func waitsFor(t *testing.T, name string, take, drop, release func()) {
+	t.Helper()
+	in := make(chan struct{})
 	go func() {
-		l.Lock()
-		close(got)
-		l.Unlock()
+		take()
+		close(in)
+		drop()
 	}()
-	time.Sleep(20 * time.Millisecond) // time for a wrong Lock to return
+	time.Sleep(20 * time.Millisecond) // time for a wrong take to return
 	select {
-	case <-got:
-		t.Fatal("Lock returned while the owner was inside")
+	case <-in:
+		t.Fatalf("%s returned while the lock was held", name)
 	default:
 	}
-	l.UnlockOwner()
-	<-got
+	release()
+	<-in
 }
