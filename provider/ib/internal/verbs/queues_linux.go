@@ -7,8 +7,7 @@ package verbs
 #cgo nocallback uv_post_send
 #cgo noescape uv_post_srq_recv
 #cgo nocallback uv_post_srq_recv
-#cgo noescape uv_poll_cq
-#cgo nocallback uv_poll_cq
+#cgo nocallback uv_poll_cq_at
 #cgo nocallback uv_req_notify_cq
 #cgo noescape uv_flag_post
 #cgo nocallback uv_flag_post
@@ -19,6 +18,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -212,7 +212,11 @@ func (q *CQ) Poll(out []WC) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	n := C.uv_poll_cq(q.cq, C.int(len(out)), (*C.struct_uv_wc)(&out[0]))
+	// The CQ is C memory; out holds no pointers (see
+	// TestRequestArraysHoldNoPointers), and Go's heap does not move, so
+	// its address stays good for the call.
+	n := C.uv_poll_cq_at(C.uintptr_t(uintptr(unsafe.Pointer(q.cq))), C.int(len(out)), C.uintptr_t(uintptr(unsafe.Pointer(&out[0]))))
+	runtime.KeepAlive(out)
 	if n < 0 {
 		return 0, fmt.Errorf("ibv_poll_cq: %w", errnoOf(n))
 	}

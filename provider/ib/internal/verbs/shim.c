@@ -119,7 +119,7 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 				break;
 			}
 			if (s->ah) {
-				d->wr.ud.ah = s->ah;
+				d->wr.ud.ah = (struct ibv_ah *)(uintptr_t)s->ah;
 				d->wr.ud.remote_qpn = s->remote_qpn;
 				d->wr.ud.remote_qkey = s->remote_qkey;
 				continue;

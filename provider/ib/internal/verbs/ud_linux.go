@@ -70,7 +70,7 @@ func (a *AH) Destroy() error {
 
 // SetUD addresses a send on a UD QP.
 func (w *SendWR) SetUD(ah *AH, qpn, qkey uint32) {
-	w.ah, w.remote_qpn, w.remote_qkey = ah.ah, C.uint32_t(qpn), C.uint32_t(qkey)
+	w.ah, w.remote_qpn, w.remote_qkey = C.uint64_t(uintptr(unsafe.Pointer(ah.ah))), C.uint32_t(qpn), C.uint32_t(qkey)
 }
 
 // SrcQP is the sender's QP number of a UD receive.
