@@ -15,6 +15,14 @@ import (
 // is under way.
 func SetRuns(on bool) { runsOff = !on }
 
+// SetInboxEntryHook runs f in an inbox delivery right before it reads each
+// message (nil: nothing), and returns the restore. Only while no delivery
+// is under way.
+func SetInboxEntryHook(f func()) func() {
+	inboxEntryHook = f
+	return func() { inboxEntryHook = nil }
+}
+
 // Quarantined counts the segments whose memory was kept because an access
 // still pinned them after the drain timeout.
 func Quarantined() int {

@@ -256,6 +256,11 @@ func (q *recvq) deliverInbox(max int, out []provider.CR) int {
 	return n
 }
 
+// inboxEntryHook, set only by tests, runs in deliverLocked right before it
+// reads each message: a test posts there what must land in the middle of a
+// delivery.
+var inboxEntryHook func()
+
 // deliverLocked delivers v's inbox's messages in order, up to max of them
 // and up to position until, under the consumer lock. With out, their
 // records go there, not to the JFC's ring, and delivery stops when out is
@@ -271,13 +276,22 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 	var e inboxEntry
 	jr := v.jfc.ring
 	for n := 0; n < max && pos < until; n++ {
-		// Read after the message was seen: a sender's record written
-		// before its message is then in sight (stores are seen in
-		// order), and goes out first.
-		if out != nil && (made == len(out) || atomic.LoadUint64(jr.enq) != atomic.LoadUint64(jr.deq)) {
+		if out != nil && made == len(out) {
 			break
 		}
+		if inboxEntryHook != nil {
+			inboxEntryHook()
+		}
 		if !b.entryAt(pos, &e) {
+			break
+		}
+		// Read after the message was seen, never before: a record its
+		// sender wrote before the message (a SEND it delivered itself
+		// just before it left this one) is then in sight, since stores
+		// are seen in order, and goes out first. Looked at before the
+		// message, the ring could be seen empty, the record and the
+		// message both land, and the message overtake the record.
+		if out != nil && atomic.LoadUint64(jr.enq) != atomic.LoadUint64(jr.deq) {
 			break
 		}
 		if e.hdr.route < inboxRoutes {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,7 +318,10 @@ func runsContend(t *testing.T, where string, prepared bool) {
 		s.src, err = segment.Alloc(a, list*8, segment.Config{Access: segment.LocalOnly})
 		require.NoError(t, err)
 	}
+	// A failure stops the others before the test ends: a sender still
+	// writing its source after the test closed it would crash the run.
 	errs := make(chan error, senders+1)
+	var stop atomic.Bool
 	for i := range sides {
 		go func() {
 			s := &sides[i]
@@ -338,7 +342,7 @@ func runsContend(t *testing.T, where string, prepared bool) {
 					prs = append(prs, p)
 				}
 			}
-			for k := 0; k < perSender; k += list {
+			for k := 0; k < perSender && !stop.Load(); k += list {
 				for j := range wrs {
 					binary.NativeEndian.PutUint64(s.src.Bytes()[j*8:], uint64(i)<<32|uint64(k+j))
 					wrs[j] = jetty.WR{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(uint64(j)*8, 8)}}
@@ -362,7 +366,7 @@ func runsContend(t *testing.T, where string, prepared bool) {
 				// this one is out. Four senders spinning would leave the
 				// receiver (the peer process, over its proxy) little CPU
 				// on a small machine: they nap instead.
-				for n := 0; n == 0; {
+				for n := 0; n == 0 && !stop.Load(); {
 					var err error
 					if n, err = s.jfc.Poll(crs); err != nil || (n > 0 && !crs[0].OK()) {
 						errs <- fmt.Errorf("sender %d: %v %v", i, err, crs[0])
@@ -380,7 +384,7 @@ func runsContend(t *testing.T, where string, prepared bool) {
 		next := make([]uint64, senders)
 		crs := make([]jetty.CR, 16)
 		deadline := time.Now().Add(60 * time.Second)
-		for got := 0; got < senders*perSender; {
+		for got := 0; got < senders*perSender && !stop.Load(); {
 			n, err := rjfc.Poll(crs)
 			if err != nil {
 				errs <- err
@@ -407,9 +411,14 @@ func runsContend(t *testing.T, where string, prepared bool) {
 		}
 		errs <- nil
 	}()
+	var failed []error
 	for range senders + 1 {
-		require.NoError(t, <-errs)
+		if err := <-errs; err != nil {
+			stop.Store(true)
+			failed = append(failed, err)
+		}
 	}
+	require.NoError(t, errors.Join(failed...))
 	for _, s := range sides {
 		require.NoError(t, errors.Join(s.rem.Close(), s.jfs.Close(), s.src.Close(), s.jfc.Close()))
 	}
