@@ -3,11 +3,6 @@
 package verbs
 
 /*
-#cgo noescape uv_post_send
-#cgo nocallback uv_post_send
-#cgo noescape uv_post_srq_recv
-#cgo nocallback uv_post_srq_recv
-#cgo nocallback uv_poll_cq_at
 #cgo nocallback uv_req_notify_cq
 #cgo noescape uv_flag_post
 #cgo nocallback uv_flag_post
@@ -18,7 +13,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -212,13 +206,9 @@ func (q *CQ) Poll(out []WC) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	// The CQ is C memory; out holds no pointers (see
-	// TestRequestArraysHoldNoPointers), and Go's heap does not move, so
-	// its address stays good for the call.
-	n := C.uv_poll_cq_at(C.uintptr_t(uintptr(unsafe.Pointer(q.cq))), C.int(len(out)), C.uintptr_t(uintptr(unsafe.Pointer(&out[0]))))
-	runtime.KeepAlive(out)
+	n := pollCQAt(uintptr(unsafe.Pointer(q.cq)), len(out), uintptr(unsafe.Pointer(&out[0])))
 	if n < 0 {
-		return 0, fmt.Errorf("ibv_poll_cq: %w", errnoOf(n))
+		return 0, fmt.Errorf("ibv_poll_cq: %w", errnoOf(C.int(n)))
 	}
 	return int(n), nil
 }
@@ -335,9 +325,8 @@ func (s *SRQ) PostRecv(wrs []RecvWR, sges []SGE) (int, error) {
 	if len(wrs) == 0 {
 		return 0, nil
 	}
-	var bad C.int
-	if rc := C.uv_post_srq_recv(s.srq, (*C.struct_uv_recv_wr)(&wrs[0]), C.int(len(wrs)), sgeList(sges), &bad); rc != 0 {
-		return int(bad), errnoOf(rc) // some providers return -errno
+	if rc, bad := postSRQRecvAt(uintptr(unsafe.Pointer(s.srq)), uintptr(unsafe.Pointer(&wrs[0])), len(wrs), uintptr(unsafe.Pointer(sgeList(sges)))); rc != 0 {
+		return bad, errnoOf(C.int(rc)) // some providers return -errno
 	}
 	return len(wrs), nil
 }
@@ -362,9 +351,8 @@ func (q *QP) PostSend(wrs []SendWR, sges []SGE) (int, error) {
 	if len(wrs) == 0 {
 		return 0, nil
 	}
-	var bad C.int
-	if rc := C.uv_post_send(q.qp, (*C.struct_uv_send_wr)(&wrs[0]), C.int(len(wrs)), sgeList(sges), &bad); rc != 0 {
-		return int(bad), errnoOf(rc) // some providers return -errno
+	if rc, bad := postSendAt(uintptr(unsafe.Pointer(q.qp)), uintptr(unsafe.Pointer(&wrs[0])), len(wrs), uintptr(unsafe.Pointer(sgeList(sges)))); rc != 0 {
+		return bad, errnoOf(C.int(rc)) // some providers return -errno
 	}
 	return len(wrs), nil
 }

@@ -100,13 +100,39 @@ int uv_post_send(struct ibv_qp *qp, const struct uv_send_wr *w, int n,
 int uv_post_srq_recv(struct ibv_srq *srq, const struct uv_recv_wr *w, int n,
 		     const struct uv_sge *sges, int *bad);
 int uv_poll_cq(struct ibv_cq *cq, int n, struct uv_wc *out);
-// uv_poll_cq_at is uv_poll_cq with its pointers as addresses, for Go's
-// busy polls: each pointer argument costs a call cgo's check of where it
-// points (a quarter of an empty poll's time under emulation), and a poll
-// loop makes the call millions of times.
+// The _at forms take their pointers as addresses, for the data path's
+// calls from Go: each pointer argument costs a call of cgo's check of
+// where it points (a quarter of an empty poll's time under emulation), and
+// a busy loop makes these calls millions of times. Go passes them through
+// functions marked go:uintptrescapes, which keep what the addresses point
+// to on the heap and alive for the call.
 static inline int uv_poll_cq_at(uintptr_t cq, int n, uintptr_t out)
 {
 	return uv_poll_cq((struct ibv_cq *)cq, n, (struct uv_wc *)out);
+}
+
+// uv_post_result packs a post's result into one value, so that the index
+// of the first request not posted needs no pointer: 0 on success, else
+// the error in the low 32 bits and that index in the high ones.
+static inline int64_t uv_post_result(int rc, int bad)
+{
+	return rc == 0 ? 0 : (int64_t)(((uint64_t)(uint32_t)bad << 32) | (uint32_t)rc);
+}
+
+static inline int64_t uv_post_send_at(uintptr_t qp, uintptr_t w, int n, uintptr_t sges)
+{
+	int bad = 0;
+	int rc = uv_post_send((struct ibv_qp *)qp, (const struct uv_send_wr *)w, n,
+			      (const struct uv_sge *)sges, &bad);
+	return uv_post_result(rc, bad);
+}
+
+static inline int64_t uv_post_srq_recv_at(uintptr_t srq, uintptr_t w, int n, uintptr_t sges)
+{
+	int bad = 0;
+	int rc = uv_post_srq_recv((struct ibv_srq *)srq, (const struct uv_recv_wr *)w, n,
+				  (const struct uv_sge *)sges, &bad);
+	return uv_post_result(rc, bad);
 }
 void uv_flag_post(const uint8_t *flag, uint8_t want, int64_t spin_ns,
 		  struct ibv_qp *qp, const struct uv_send_wr *w, int nw,
