@@ -63,13 +63,15 @@ func TestInboxMessageDoesNotOvertakeDirectRecord(t *testing.T) {
 
 	var hookErr error
 	calls := 0
-	restore := loopback.SetInboxEntryHook(func() {
+	// Restored however the test ends: a hook left behind would post into
+	// the next test's deliveries.
+	t.Cleanup(loopback.SetInboxEntryHook(func() {
 		// The first look is at A's inbox message; the second comes after
 		// it was delivered, when B's pair lands.
 		if calls++; calls == 2 {
 			hookErr = post(sb)
 		}
-	})
+	}))
 	var got []uint64
 	crs := make([]jetty.CR, 16)
 	deadline := time.Now().Add(5 * time.Second)
@@ -81,7 +83,6 @@ func TestInboxMessageDoesNotOvertakeDirectRecord(t *testing.T) {
 			got = append(got, binary.NativeEndian.Uint64(dst.Bytes()[cr.UserCtx*8:]))
 		}
 	}
-	restore()
 	require.NoError(t, hookErr)
 	require.GreaterOrEqual(t, calls, 2, "the poll never came back for a second inbox message: the sends did not take the paths this test is about")
 	want := []uint64{1 << 32, 1<<32 | 1, 2 << 32, 2<<32 | 1}
