@@ -3,7 +3,6 @@ package stress
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,8 +18,6 @@ import (
 	"github.com/urma-go/sdk/internal/leakcheck"
 )
 
-var faultRuns = flag.Int("faults", 100, "how many runs TestPeerFaults makes")
-
 // faultConfig makes SENDs give up on a receiver that stopped taking them
 // after 3 retries 5 ms apart: a stopped peer must make requests fail, not
 // hang. The drain allows for the loopback's control requests, which give
@@ -33,7 +30,7 @@ const stoppedWait = 3 * time.Second
 var faultConfig = Config{Workers: 4, Ledger: true, RNRRetry: 3, RNRTimeout: 5 * time.Millisecond, Drain: 15 * time.Second}
 
 // TestPeerFaults kills the peer process at a random point, -faults times
-// (100 by default): with SIGKILL, or with SIGSTOP held longer than the
+// (see length_test.go): with SIGKILL, or with SIGSTOP held longer than the
 // RNR timeout before the SIGKILL. Each time, this process's requests must
 // all complete (no hang): while the peer is stopped, unless it stopped in
 // the middle of a push into one of our JFCs (loopback) or of a connection

@@ -3,7 +3,6 @@ package stress
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -21,10 +20,8 @@ import (
 	"github.com/urma-go/sdk/test/vm"
 )
 
-var soakFor = flag.Duration("soak", 30*time.Second, "how long TestSoak runs its two processes")
-
 // TestSoak runs the mixed workload between this process and a child for
-// -soak (30 s by default): every READ-back, message and atomic result is
+// -soak (see length_test.go): every READ-back, message and atomic result is
 // checked, and no request may fail.
 func TestSoak(t *testing.T) {
 	privateRunDir(t)
