@@ -22,7 +22,7 @@
 // like in memory and on the wire, and the direction of each transfer
 // decides whether signatures are inserted, checked, or checked and
 // stripped. A failed check completes the request with CRSignatureErr and
-// Check names the block. Every device here runs views in software (a
+// Check names the block. Every device runs views in software (a
 // bounce segment, the CPU's CRC instructions); DeviceAttr.Views says so
 // and DeviceAttr.SigOffload reports mlx5 hardware that could do it.
 package segment

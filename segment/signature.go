@@ -16,8 +16,8 @@ const (
 	// SigCRC32 is CRC-32/IEEE as hash/crc32 computes it: initial value
 	// 0xFFFFFFFF and a final inversion, the parameters of mlx5's CRC32
 	// block signature with seed 0xFFFFFFFF. That the device's value equals
-	// this one is documented by NVIDIA's example but not tested here (no
-	// mlx5 device).
+	// this one is documented by NVIDIA's example but not tested without
+	// an mlx5 device.
 	SigCRC32 SigKind = iota + 1
 	// SigCRC32C is CRC-32C (Castagnoli), same conventions.
 	SigCRC32C

@@ -43,7 +43,7 @@ type ViewConfig struct {
 // descriptor to WRITE and READ it. It is the portable form of an mlx5 UMR
 // memory key with a signature.
 //
-// Every device here runs views in software: the data moves through a
+// Every device runs views in software: the data moves through a
 // bounce segment, gathered and signed by the CPU before a request is
 // posted and checked and scattered when its record is polled (hash/crc32
 // uses the CPU's CRC instructions). Because of that bounce segment a view

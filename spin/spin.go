@@ -4,19 +4,19 @@
 // WRITE); jetty.JFC.PollWait has one for completion queues.
 //
 // A goroutine that never yields is "long-running" to Go's sysmon thread:
-// every 10 ms sysmon preempts it and, when it finds it inside a cgo call
-// (a verbs post or poll), takes its processor away; each take resets
-// sysmon's sleep to 20 us, so it then wakes thousands of times a second
-// and steals the CPU the peer and the kernel's rxe workers need.
-// Yielding every few thousand spins instead costs a thread woken by
-// each runtime.Gosched, and the count means microseconds on hardware and
-// tens of milliseconds under emulation. Yielding by the clock avoids
-// both: in the test VM, ib write_lat went from about 3x perftest's median
-// to 1.7-2.6x (two runs; the guest is noisy). The yield is also what lets
-// a stop-the-world reach a loop that only reads memory under
-// GODEBUG=asyncpreemptoff=1. A Pacer reads the clock every 256 ticks, and
-// more often when its ticks are slow (a tick that is a 20 us spin in C),
-// so that the yield comes once per Yield whatever a tick costs.
+// sysmon preempts it after a scheduling quantum and, when it finds it
+// inside a cgo call (a verbs post or poll), takes its processor away; each
+// take resets sysmon's sleep to its shortest, so it then wakes thousands
+// of times a second and steals the CPU the peer and the kernel's rxe
+// workers need. Yielding every so many spins instead costs a thread
+// woken by each runtime.Gosched, and a count of spins is a different time
+// on hardware and under emulation. Yielding by the clock avoids both
+// (bench/ib-perftest compares the ib provider's latency with perftest's).
+// The yield is also what lets a stop-the-world reach a loop that only
+// reads memory under GODEBUG=asyncpreemptoff=1. A Pacer reads the clock
+// every 256 ticks, and more often when its ticks are slow (a tick that is
+// itself a spin in C), so that the yield comes once per Yield whatever a
+// tick costs.
 //
 // A Wait paces one wait for the other end: past OSYield it gives the
 // core to the operating system's other threads now and then, for a peer
@@ -31,7 +31,8 @@ import (
 )
 
 const (
-	// Yield is the time between yields: well inside sysmon's 10 ms.
+	// Yield is the time between yields: well inside sysmon's 10 ms
+	// preemption quantum.
 	Yield = 5 * time.Millisecond
 	// check is how many ticks pass between clock reads at most: in a
 	// guest without a usable TSC a clock read is a system call.
@@ -40,12 +41,11 @@ const (
 	maxShift = 8
 	// readGap is the longest a Pacer lets pass between clock reads: a
 	// loop whose ticks are slow (a tick that is itself a spin in a cgo
-	// call, 20 us and more under emulation) reads the clock more often,
-	// one whose ticks are fast less often again. At check ticks apart,
-	// 256 such ticks came to 5-10 ms between reads, the yield then came
-	// at sysmon's 10 ms or not at all, and sysmon preempted the loop and
-	// polled every 20 us from then on: in the test VM, a wake of Go's
-	// sysmon thread every 200 us on the vCPU Soft-RoCE's workers need.
+	// call, longer under emulation) reads the clock more often, one whose
+	// ticks are fast less often again. At a fixed check ticks apart, slow
+	// ticks could put a read, and so the yield, past sysmon's quantum,
+	// and sysmon would preempt the loop and poll at its shortest sleep
+	// from then on, on the CPU the peer's workers need.
 	readGap = Yield / 8
 )
 
@@ -53,7 +53,7 @@ const (
 var base = time.Now()
 
 // Now is the time since the package started, from the monotonic clock
-// alone (half the cost of time.Now).
+// alone (time.Now also reads the wall clock).
 func Now() time.Duration { return time.Since(base) }
 
 // Pacer yields a spinning goroutine to Go's scheduler once per Yield,
@@ -98,10 +98,10 @@ func (p *Pacer) yieldAt(now time.Duration) bool {
 }
 
 // adapt divides or doubles the ticks between clock reads so that reads
-// come between readGap/16 and readGap apart (a clock read is tens of
-// nanoseconds on hardware and microseconds in a guest without a TSC
-// clocksource, so a fast loop must not read it often either). Racing
-// callers may both move shift; it stays within its bounds.
+// come between readGap/16 and readGap apart (a clock read is cheap on
+// hardware but a system call in a guest without a TSC clocksource, so a
+// fast loop must not read it often either). Racing callers may both move
+// shift; it stays within its bounds.
 func (p *Pacer) adapt(now time.Duration) {
 	prev := time.Duration(p.read.Swap(int64(now)))
 	if prev == 0 {

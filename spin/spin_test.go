@@ -40,11 +40,11 @@ func TestPacerReadsTheClockRarely(t *testing.T) {
 }
 
 func TestPacerYieldsOnTimeWhenTicksAreSlow(t *testing.T) {
-	// Ticks 200 us apart on a made-up clock (a poll that spins 20 us in C
-	// and more in a guest): check of them are 51 ms, ten Yields. A Pacer
-	// that read the clock every check ticks would yield 3 times in 200 ms;
-	// this one reads it more often from its second read on and then
-	// yields once per Yield, never later than one readGap past it.
+	// Ticks 200 us apart on a made-up clock (a poll that is itself a spin
+	// in C): check of them are 51 ms, ten Yields. A Pacer that read the
+	// clock every check ticks would yield 3 times in 200 ms; this one
+	// reads it more often from its second read on and then yields once
+	// per Yield, never later than one readGap past it.
 	const tick = 200 * time.Microsecond
 	var p Pacer
 	now := time.Second

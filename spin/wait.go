@@ -6,19 +6,18 @@ import "time"
 // core, and then how often it does. A busy-polling loop that shares its
 // core with the process it waits for (two processes pinned to one core, or
 // more spinning threads than cores) otherwise holds the core until the
-// kernel preempts it, a slice of milliseconds, and every hand-off between
-// the two costs that: urmactl perf send_bw with both sides on one core
-// moved 0.08-0.19 million messages a second, and a yield every OSYield
-// brings it to 1.5-2.3 million (write_lat: 3.6 ms to 57 us). A wait that
-// ends within OSYield, as every wait of a latency or bandwidth loop
-// between two cores does, never yields, so it pays nothing.
+// kernel preempts it at the end of its time slice, and every hand-off
+// between the two costs a whole slice. A wait that ends within OSYield, as
+// every wait of a latency or bandwidth loop between two cores does, never
+// yields, so it pays nothing; urmactl perf send_bw or write_lat with both
+// sides pinned to one core shows what the yield is for.
 // runtime.Gosched cannot do this: it yields only to goroutines of the
 // same process.
 const OSYield = 50 * time.Microsecond
 
 // waitCheck is how many idle turns pass between clock reads: a wait of a
-// latency loop (a hundred nanoseconds, tens of turns) reads no clock,
-// which on its critical path would delay seeing the peer's answer.
+// latency loop, tens of turns, reads no clock, which on its critical path
+// would delay seeing the peer's answer.
 const waitCheck = 1024
 
 // Wait paces one wait of a polling loop: make one (the zero value) when the

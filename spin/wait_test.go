@@ -55,8 +55,8 @@ func TestWaitLongYieldsEveryOSYield(t *testing.T) {
 			t.Fatalf("yields %d and %d came %v apart, want OSYield after the last one ended (%v)", i-1, i, gap, OSYield+yieldTakes)
 		}
 	}
-	// After the first, at OSYield, one yield per 70-77 us of the
-	// remaining 39 OSYields.
+	// After the first, at OSYield, one yield per OSYield+yieldTakes (plus
+	// up to a step) of the remaining 39 OSYields.
 	rest := 40*OSYield - yields[0]
 	least, most := int(rest/(OSYield+yieldTakes+step))+1, int(rest/(OSYield+yieldTakes))+1
 	if n := len(yields); n < least || n > most {

@@ -17,8 +17,8 @@ import (
 // provider on the guest's Soft-RoCE and soft-iWARP devices: addr= is the
 // device's address, which names both the out-of-band listener and the
 // server's EID. On siw0 the ping loop mixes READs with SENDs both ways,
-// which found a siw bug (test/vm/setup's third patch_siw fix) and a stale
-// SGE in the provider's zero-length READs.
+// which exercises zero-length READ responses (see patch_siw in
+// test/vm/setup) and the SGE of the provider's zero-length READs.
 func TestProcessesOnVerbs(t *testing.T) {
 	env := vm.Require(t)
 	bin := extest.Build(t)

@@ -53,8 +53,8 @@ type client struct {
 	next   int // preload cursor
 	// pick is the random owned index the next request starts its search
 	// at, drawn one request ahead so that its model word is prefetched:
-	// the model is too big for the caches, and its word was the client's
-	// costliest miss.
+	// the model is too big for the caches, and its word would otherwise be
+	// the client's costliest miss.
 	pick   int
 	sent   uint64
 	hist   hist

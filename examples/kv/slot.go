@@ -38,7 +38,7 @@ const (
 	stOK           = 0 // GET found, PUT stored
 	stNotFound     = 1 // GET of a missing key
 	stBadRequest   = 2 // unknown opcode or a value length the slot cannot hold
-	stTooBig       = 3 // GET of a value larger than this session's value size
+	stTooBig       = 3 // GET of a value larger than the session's value size
 	maxStatusValue = stTooBig
 )
 

@@ -7,8 +7,9 @@ import (
 )
 
 // hist is a latency histogram with a fixed error instead of a sample list:
-// values below 64 ns have a bucket each, larger ones 32 buckets per power
-// of two (at most 1/32 = 3.1% wide). Recording does not allocate.
+// values below histExact have a bucket each, larger ones histSub buckets
+// per power of two (each at most 1/histSub of its values wide). Recording
+// does not allocate.
 type hist struct {
 	counts [histBuckets]uint64
 	n      uint64

@@ -102,7 +102,8 @@ func (w *worker) close() error {
 // scheduler in) and checks ctx when it does. In event mode, once idle for
 // idleSpin, it sleeps between scans instead: a WRITE raises no event that
 // could wake it, so the region is still polled, less eagerly. A sleep
-// lasts about a millisecond whatever it asks for (Go's timers here).
+// may last much longer than it asks for (the runtime's timer
+// resolution), so idleSleep is a floor, not a period.
 const (
 	idleRounds = 64
 	idleSpin   = 200 * time.Microsecond

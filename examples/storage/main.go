@@ -1,5 +1,5 @@
-// Command storage is the seed's storage protocol with CRC32 + UMR, on
-// urma-go's views: a client writes and reads objects; the server keeps
+// Command storage is a storage protocol with CRC32 + UMR, on urma-go's
+// views: a client writes and reads objects; the server keeps
 // them in 4096-byte chunks of 4048 data and 48 metadata bytes, and small
 // payloads travel in the SENDs while larger ones are READ or WRITten by the
 // server through views that check or carry each chunk's CRC32 on the

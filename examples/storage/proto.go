@@ -8,7 +8,7 @@ import (
 	"github.com/urma-go/sdk/segment"
 )
 
-// The seed's protocol. A request is a header {ID u64, Size u16, Type u8},
+// The protocol. A request is a header {ID u64, Size u16, Type u8},
 // a body and a tail {CRC32 u32}; a response is {ID u64, Status u8}. All
 // big-endian.
 //
@@ -21,9 +21,9 @@ import (
 // the body. Both views carry a CRC32 per stored chunk on the wire, so the
 // data is checked chunk by chunk on the transfer itself.
 //
-// The seed calls ID the request's unique ID; here a write stores its data
-// under its ID and a read asks for the data of an ID, which makes the pair
-// a small object store.
+// ID is the request's unique ID, and more: a write stores its data under
+// its ID and a read asks for the data of an ID, which makes the pair a
+// small object store.
 
 // Request types.
 const (

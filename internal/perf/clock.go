@@ -8,12 +8,12 @@ import (
 
 // stopwatch timestamps a latency loop's iterations. Where the kernel keeps
 // time by the TSC (its clocksource is "tsc": the counter is invariant and
-// synchronized across CPUs), a timestamp is one RDTSC, about 10 ns here,
-// as perftest's get_cycles and UCX's ucs_get_time are. Elsewhere it is
-// time.Since of a monotonic base, about 27 ns in this VM: a cost the
-// loop would pay on its critical path, between seeing the peer's message
-// and posting the next one. Ticks become nanoseconds by the ratio of the
-// two clocks over the loop.
+// synchronized across CPUs), a timestamp is one RDTSC, as perftest's
+// get_cycles and UCX's ucs_get_time are: reading the counter directly
+// costs less than time.Since, a cost the loop would pay on its critical
+// path, between seeing the peer's message and posting the next one.
+// Elsewhere it is time.Since of a monotonic base. Ticks become
+// nanoseconds by the ratio of the two clocks over the loop.
 type stopwatch struct {
 	tsc   bool
 	base  time.Time

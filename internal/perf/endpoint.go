@@ -36,8 +36,8 @@ type endpoint struct {
 	region int
 	// stride is where the second region starts: region rounded up to a
 	// page, as perftest's buffers are, so that a small test's two regions
-	// never share a cache line. They did, and this side's store of its
-	// next message's marker then waited for the line the peer had just
+	// never share a cache line: sharing one, this side's store of its
+	// next message's marker would wait for the line the peer had just
 	// written its message into.
 	stride int
 	// inline is the largest request sent inline.
@@ -126,10 +126,10 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 
 // newJFCs creates the JFCs (and a JFCE in event mode): in SEND tests that
 // poll, one for receives and one for everything else. Event mode keeps
-// one JFC on one JFCE: a wake costs tens of microseconds, far more than
-// the split saves, and with a second JFC on a second JFCE the event-mode
-// send_lat of TestPerfTwoProcesses allocated (0.1 per operation in 2 of
-// 20 runs with both cores busy; none in 20 with one).
+// one JFC on one JFCE: a wake costs far more than the split saves, and
+// with a second JFC on a second JFCE the event-mode send_lat can
+// allocate on the data path when both cores are busy (cmd/urmactl's
+// TestPerfTwoProcesses checks the allocations per operation).
 func (e *endpoint) newJFCs() (err error) {
 	cfg := e.cfg
 	if cfg.Test.Op != Send || cfg.Event {

@@ -151,9 +151,9 @@ func (r *run) postOne() error {
 
 // progressEvery is how many iterations a latency loop runs between its
 // updates of the progress count, which a line a second reads. An atomic
-// store is an XCHG on amd64, a full fence, and it sat between the peer's
-// answer and the next post (no difference this machine resolves, but
-// nothing to pay for either).
+// store is an XCHG on amd64, a full fence, and on every iteration it
+// would sit between the peer's answer and the next post; the count needs
+// no such precision.
 const progressEvery = 1024
 
 // latLoop runs the client's latency loop into samples (nanoseconds of
@@ -173,8 +173,9 @@ func (r *run) latLoop(samples []int64) (int, error) {
 // for the last one's record alone: the loop has nothing else to do between
 // the poll that finds the record and the clock read after the next post,
 // and none of latChained's choices to make on the way. (With an atomic
-// completing as it is posted, as on loopback, the loop's own work was a
-// quarter of an iteration's instructions.)
+// completing as it is posted, as on loopback, the loop's own work is a
+// large part of an iteration's instructions; bench/loop-instructions
+// counts them.)
 func (r *run) latOneSided(samples []int64) (int, error) {
 	clock := startStopwatch()
 	setAtomic := r.e.cfg.Test.Op == Atomic

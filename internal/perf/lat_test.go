@@ -36,7 +36,7 @@ func connectedPair(t *testing.T, cfg Config) (srv, cli *endpoint) {
 
 // TestServerRetiresTheLastSizesAnswer: a server's loop stops when the
 // client says done, and its last answer may still be running then (its
-// record came after the client had the answer: siw did this in CI). The
+// record can come after the client has the answer, as on siw). The
 // next size's loop must retire it before posting, on a queue of depth 1,
 // instead of failing with a full queue.
 func TestServerRetiresTheLastSizesAnswer(t *testing.T) {

@@ -21,8 +21,8 @@ import (
 // The kernel always ends a resolution with an event, resolved or failed,
 // by resolveTimeout; our wait for it is only a guard against a lost event.
 // The event comes from a kernel work queue, which on a loaded machine (a
-// software-emulated guest running tests in parallel) has run more than a
-// second late, so the guard waits resolveSlack longer than the kernel.
+// software-emulated guest running tests in parallel) can run seconds
+// late, so the guard waits resolveSlack longer than the kernel.
 const (
 	resolveTimeout = 5 * time.Second
 	resolveSlack   = 10 * time.Second

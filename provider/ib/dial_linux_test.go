@@ -26,15 +26,13 @@ import (
 // nobody listening. A context that is gone must still be reported at once
 // as not found.
 //
-// soft-iWARP gets one importer and a quarter of the imports: with four,
-// the guest's siw has twice in CI runs left one importer in rdma_connect
-// and the other three in rdma_destroy_qp after their rejects, blocked in
-// the kernel until the test timed out. The cause, found in stop 38 with
-// a C reproducer in the guest, was an oops in siw_connect (a use after
-// free that test/vm/setup's patch_siw now fixes); the reduced load stays
-// until the fixed driver has a record in CI. The lost answer this test
-// is about is a race within one connection (the reject's reply against
-// the close of its stream), not between importers.
+// soft-iWARP gets one importer and a quarter of the imports: concurrent
+// importers can meet a use after free in siw_connect (test/vm/setup's
+// patch_siw fixes it in the guest's driver; an unpatched siw oopses and
+// leaves the importers blocked in rdma_connect and rdma_destroy_qp until
+// the test times out). The lost answer this test is about is a race
+// within one connection (the reject's reply against the close of its
+// stream), not between importers, so one importer still covers it.
 func TestRepeatedImports(t *testing.T) {
 	env := vm.Require(t)
 	imports, importers := 2000, 4

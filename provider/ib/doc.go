@@ -99,28 +99,25 @@
 // Go preempts a goroutine that runs for 10 ms, and Go's sysmon thread
 // takes the processor (P) of one it finds inside a long cgo call; a
 // goroutine spinning on JFC.Poll or on memory is such a goroutine. Each
-// take sets sysmon polling every 20 us, stealing CPU from the peer and
-// from the kernel's rxe workers. A spin loop should therefore yield to the
-// scheduler by the clock, every few milliseconds, not every N turns: N
-// turns are microseconds on hardware and tens of milliseconds under
+// take sets sysmon polling at its shortest interval, stealing CPU from the
+// peer and from the kernel's rxe workers. A spin loop should therefore
+// yield to the scheduler by the clock, every few milliseconds, not every N
+// turns: N turns are a short time on hardware and a long one under
 // emulation, and a Gosched wakes a second thread each time. JFC.PollWait
-// does this (once per 5 ms) and also lets a JFC with a JFCE spin for a
-// budget and then sleep. In the test VM (2 vCPUs, TCG, rxe0) pacing by
-// the clock took urmactl perf's write_lat from about 3x perftest's median
-// to 1.7-2.6x (two runs; the guest is noisy); the README's performance table has the numbers.
-// A turn of PostAfter's or PostWhen's wait is itself a spin of up to 20 us
-// in C, so a pacer that read the clock every 256 turns yielded only every
-// 5-10 ms, late for sysmon; spin.Pacer now reads it more often when turns
-// are slow (in the test VM the client's sysmon woke 4-5x less often, and
-// the average read_lat fell by 11-26%; the median did not move).
+// does this (once per spin.Yield) and also lets a JFC with a JFCE spin for
+// a budget and then sleep. A turn of PostAfter's or PostWhen's wait is
+// itself a spin in C, so spin.Pacer reads the clock more often when turns
+// are slow: a pacer that counted a fixed number of such turns between
+// reads would yield too late for sysmon. bench/ib-perftest compares these
+// loops with perftest's.
 //
 // Soft-RoCE does a user QP's work in a kernel worker, woken by a post
 // unless it is still busy with the QP. A post that follows the previous
-// completion within a fraction of a microsecond finds it busy; one that
-// takes two cgo crossings, as any Go loop does, wakes it, which costs
-// 10-20 us under emulation. That, not the SDK's code, is most of the gap
-// to perftest's small-message latency in the test VM (README, "ib on rxe0
-// against perftest"). A NIC has no such worker.
+// completion at once finds it busy; one that takes two cgo crossings, as
+// any Go loop does, may find it asleep and wake it, which is costly under
+// emulation. That, not the SDK's code, is where most of the gap to
+// perftest's small-message latency on rxe comes from. A NIC has no such
+// worker.
 //
 // jetty.Prepared.PostAfter closes the gap where a request waits for a
 // record: a prepared request implements provider.PollPoster, and its poll
@@ -131,8 +128,7 @@
 // device, or a failed completion, leaves the post to Go after the
 // records, as Post would do it. At full depth the post may take the slot
 // of the oldest request, if the poll returns that request's completion.
-// urmactl perf's READ, atomic and SEND latency loops post this way; in
-// the test VM it halved the 8-byte READ and atomic latency.
+// urmactl perf's READ, atomic and SEND latency loops post this way.
 //
 // jetty.Prepared.PostWhen does the same where a request waits for a byte
 // of memory, a peer's WRITE: the prepared request implements
@@ -153,17 +149,16 @@
 // bounce segment (DeviceAttr.Views is ViewSoftware). At open the provider
 // asks mlx5 devices for CRC signature offload (mlx5dv_query_device with
 // MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD) and reports it in
-// DeviceAttr.SigOffload. The rest of the offload is in internal/verbs
-// (mlx5.c and its Go wrappers MkeyQP, NewSigMkey, QP.ConfigureMkey,
-// QP.InvalidateMkey, Mkey.Check): an RC QP with
-// MLX5DV_QP_EX_WITH_MKEY_CONFIGURE, an indirect signature memory key, its
-// configuration (access, interleaved layout, CRC domains with seed
-// 0xFFFFFFFF), mlx5dv_mkey_check and local invalidate. It is compiled and
-// linked in CI, and the VM tests check that libmlx5 refuses the
-// constructors on rxe and siw with an errno; nothing else of it can run
-// without an mlx5 device, so views do not use it yet. Wiring it means: a
-// view asks the context for a key when SigOffload is set, configures it
-// on a self-connected MkeyQP, posts requests with the key's lkey (remote
+// DeviceAttr.SigOffload. The rest of the offload is built into the
+// provider but not used: an RC QP with MLX5DV_QP_EX_WITH_MKEY_CONFIGURE,
+// an indirect signature memory key, its configuration (access,
+// interleaved layout, CRC domains with seed 0xFFFFFFFF),
+// mlx5dv_mkey_check and local invalidate. It is compiled and linked in
+// CI, and the VM tests check that libmlx5 refuses the constructors on rxe
+// and siw with an errno; nothing else of it can run without an mlx5
+// device, so views do not use it yet. Wiring it means: a view asks the
+// context for a key when SigOffload is set, configures it on a
+// self-connected signature QP, posts requests with the key's lkey (remote
 // peers import its rkey), turns mlx5dv_mkey_check after each completion
 // into CRSignatureErr, and invalidates on Configure and Close. Until it
 // can be tested on hardware, an honest software path beats an untested

@@ -254,8 +254,9 @@ func (j *jetty) awaitPeerConn(peer provider.JettyID, d time.Duration) *conn {
 // collides reports whether a Bind from peer crosses this Jetty's own Bind
 // to it: it is dialing the peer, or holds a live connection it dialed.
 // Both ends must then keep one connection, and they keep the one the
-// lower Jetty ID dialed; without the rule each end took the other's
-// connection, and a request already running on the one dropped was lost.
+// lower Jetty ID dialed; without the rule each end would take the other's
+// connection, and a request already running on the one dropped would be
+// lost.
 // The caller holds j.mu.
 func (j *jetty) collides(peer provider.JettyID) bool {
 	if !lowerID(j.Desc().ID, peer) {
@@ -320,12 +321,12 @@ func (j *jetty) watch(cn *conn) {
 
 // retireConn takes the Jetty's connection away for acceptBind. That runs
 // on the rdma_cm goroutine without sq.mu, while a post may be using the
-// connection's QP: destroying the QP there crashed in ibv_post_send. So
-// the connection is dropped under sq.mu, at once if it is free, otherwise
-// by its holder: Post and Bind end with dropRetired, and Unbind, Modify
-// and Close drop through dropConn. acceptBind cannot wait for sq.mu: a Bind holds it while it
-// dials, and two jetties binding to each other would each wait for the
-// other's rdma_cm goroutine.
+// connection's QP: destroying the QP there would crash in ibv_post_send.
+// So the connection is dropped under sq.mu, at once if it is free,
+// otherwise by its holder: Post and Bind end with dropRetired, and Unbind,
+// Modify and Close drop through dropConn. acceptBind cannot wait for
+// sq.mu: a Bind holds it while it dials, and two jetties binding to each
+// other would each wait for the other's rdma_cm goroutine.
 func (j *jetty) retireConn() {
 	j.mu.Lock()
 	if cn := j.cn; cn != nil {

@@ -13,8 +13,8 @@ import (
 // fuseSpin is how long one call polls the CQ before it returns to Go
 // empty-handed, and so how long a post on the same queue from another
 // goroutine may wait for the queue's lock. Each return costs the checks
-// and the build of the request again (microseconds under emulation),
-// and a completion that lands meanwhile misses the moment.
+// and the build of the request again (costly under emulation), and a
+// completion that lands meanwhile misses the moment.
 const fuseSpin = 20 * time.Microsecond
 
 // prepared is a request checked once (provider.Prepared). Its Post is a
@@ -52,8 +52,8 @@ func (p *prepared) Post() (int, error) { return p.q.Post(p.one[:]) }
 // returns. On Soft-RoCE this is what a program must do to post as fast as
 // perftest: the kernel hands each post to a worker thread, and a post
 // that comes while the worker is still busy with the last completion
-// needs no wake-up; one that comes a few microseconds later (two cgo
-// crossings under emulation) finds it asleep.
+// needs no wake-up; one that comes later, after the two cgo crossings of
+// a poll and a post from Go, may find it asleep.
 func (p *prepared) PollPost(pj provider.JFC, crs []provider.CR) (int, bool, error, error) {
 	j, ok := pj.(*jfc)
 	if !ok || j.ctx != p.q.ctx || len(crs) == 0 || j.closed.Load() {

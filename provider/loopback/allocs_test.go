@@ -82,8 +82,8 @@ func TestQueuedInlineSendsAllocatePerBlock(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	// 8 blocks of 32 cost 2 allocations each, the queue's lists and its
-	// retry timer a few more: 26 in all when this was written. The bound
-	// leaves room for the runtime; one allocation per request is 256 more.
+	// retry timer a few more. The bound leaves room for the runtime; one
+	// allocation per request would be 256 more.
 	if got := after.Mallocs - before.Mallocs; got > n/4 {
 		t.Errorf("%d queued inline sends allocated %d times, want at most %d", n, got, n/4)
 	}

@@ -27,10 +27,13 @@
 //     for memory that other processes use heavily.
 //   - SEND, SEND_IMM and WRITE_IMM claim a receive from the target's receive
 //     ring, copy into its buffers and push the record into the target's
-//     completion ring, for a post list several messages at a time (see
-//     sendrun.go). A sender in another process retries RNR on its timer
-//     (RNRTimeout) and when its JFC is polled empty; one in the same
-//     process is woken when a receive arrives.
+//     completion ring. A post list of single-buffer SENDs to one receive
+//     queue is delivered several messages at a time, with one claim of
+//     receives and one reservation of records for all of them, so post
+//     lists are the way to a high message rate. A sender in another
+//     process retries RNR on its timer (RNRTimeout) and when its JFC is
+//     polled empty; one in the same process is woken when a receive
+//     arrives.
 //   - JFCE event mode uses an eventfd that the owner shares with importers:
 //     a blocked JFCE.Wait sleeps in the kernel until a record arrives.
 //

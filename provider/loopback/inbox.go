@@ -133,8 +133,8 @@ func (b *inbox) writeCells(pos, hdr, imm uint64, data []byte, k uint64) {
 
 // writeRest fills and publishes the further cells of the entry of k cells
 // at pos with rest, its data past the first cell's. A one-cell entry (a
-// message rate's) skips it and its loop's setup: 12 instructions a
-// message of SendStream8LockFree.
+// message rate's) skips it and its loop's setup, on the hot path of
+// BenchmarkSendStream8LockFree (bench/instructions counts it).
 func (b *inbox) writeRest(pos uint64, rest []byte, k uint64) {
 	for i := uint64(1); i < k; i++ {
 		c := (*[inboxCellData]byte)(b.r.payload(pos + i))

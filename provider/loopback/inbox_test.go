@@ -201,8 +201,8 @@ func TestInboxMPSC(t *testing.T) {
 // goroutine to a consumer on another core, which copies each into a buffer
 // and makes a receive record of it, as a receive queue delivering its own
 // messages would. ns/op is the cost of one message across cores; compare
-// BenchmarkSendStream8Cores, the same stream through today's SEND, in the
-// same run.
+// BenchmarkSendStream8Cores, the same stream through Post and a JFR, in
+// the same run.
 func BenchmarkInboxStream8(b *testing.B) {
 	box := newTestInbox(b, 1024)
 	var stop atomic.Bool

@@ -18,8 +18,9 @@ import (
 // inbox. A poll that is delivering the inbox when that happens must not
 // hand out the inbox message before the record of the SEND posted ahead of
 // it. The hook posts sender B's pair exactly between the poll's look at
-// the ring and its read of the next message, the window in which CI once
-// saw a sender's messages arrive out of order (TestRunsContend).
+// the ring and its read of the next message, the window in which a
+// sender's messages could otherwise arrive out of order (TestRunsContend
+// meets it by chance).
 func TestInboxMessageDoesNotOvertakeDirectRecord(t *testing.T) {
 	a, b := scenarioContexts(t, "same process")
 	rjfc, err := jetty.NewJFC(b, jetty.JFCConfig{Depth: 64})

@@ -281,7 +281,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	if n < len(crs) {
 		for _, q := range j.inboxRQs.load() {
 			// Looked at here first: most polls find the inbox empty,
-			// and the call alone cost as much as the look.
+			// and the call alone would cost as much as the look.
 			if q.inbox.waiting() {
 				n += q.deliverInbox(len(crs)-n, crs[n:])
 			}
@@ -360,10 +360,10 @@ func claimRecords(r *ring, out []provider.CR, alone bool) (took, made int) {
 }
 
 // toCR makes c of the record s and reports whether it is one: a hole left
-// by a dead producer is not. It reads the slot in place, a word at a time:
-// a copy of the slot first cost a store and a load more per word, and a
-// struct copy's 16-byte loads cannot be forwarded from the 8-byte stores
-// of a record this core has just written.
+// by a dead producer is not. It reads the slot in place, a word at a
+// time: a copy of the slot first would cost a store and a load more per
+// word, and a struct copy's 16-byte loads cannot be forwarded from the
+// 8-byte stores of a record this core has just written.
 func (s *crSlot) toCR(c *provider.CR) bool {
 	flags := s.flags()
 	if flags&crHole != 0 {

@@ -126,8 +126,8 @@ func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
 		}
 		// A blocking ppoll rather than the runtime's poller: the waking
 		// write then resumes this thread directly, instead of going through
-		// the poller and the scheduler, which cost about 40% on top of a
-		// raw eventfd round trip across cores (bench/event-wake).
+		// the poller and the scheduler, which add much to a raw eventfd
+		// round trip across cores (bench/event-wake compares the two).
 		slice := sleepSlice
 		if timeout > 0 {
 			slice = min(slice, time.Until(deadline))

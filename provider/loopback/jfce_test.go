@@ -16,8 +16,8 @@ import (
 
 // TestJFCEStaysOutOfTheRuntimePoller checks that a JFCE's eventfd is in no
 // epoll set of this process. In the runtime's poller, every event would
-// wake the poller's thread as well as the sleeper (bench/event-wake saw a
-// second thread woken across processes per message). A pipe from os.Pipe
+// wake the poller's thread as well as the sleeper, a second thread woken
+// per message across processes (bench/event-wake). A pipe from os.Pipe
 // is in the poller's set: the scan must find it, or it proves nothing.
 func TestJFCEStaysOutOfTheRuntimePoller(t *testing.T) {
 	p := newPair(t)

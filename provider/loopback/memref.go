@@ -100,7 +100,7 @@ func (s *span) remote() bool { return s.b == nil && s.n > 0 }
 
 // sgList is a scatter/gather list resolved to memory. The lists of a
 // request live in its sendq (under the queue's lock), not on the stack:
-// a fresh one would be 776 bytes to zero for every request.
+// a fresh one would be maxSGE spans to zero for every request.
 type sgList struct {
 	s [maxSGE]span
 	n int

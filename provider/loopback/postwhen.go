@@ -13,13 +13,14 @@ import (
 // this process, waits as it waits for a post; and its caller, which checks
 // its context between watches. It is bounded by the clock, not by a count
 // of reads: under the race detector in an emulated guest a read of the
-// flag costs microseconds, and 4096 of them a watch kept a cancelled
-// PostWhen from its context's check for seconds.
+// flag is slow, and a fixed count of reads a watch would keep a cancelled
+// PostWhen from its context's check for far longer than the prompt
+// cancel every blocking call owes.
 const flagWatch = 4 * time.Microsecond
 
 // flagTurnsPerClock is how many reads of the flag pass between clock
-// reads: a few hundred nanoseconds on hardware, so a clock read (tens of
-// nanoseconds) costs the watch little.
+// reads: enough that a clock read costs the watch little, few enough that
+// flagWatch is kept on hardware.
 const flagTurnsPerClock = 256
 
 // PostOnFlag implements provider.FlagPoster for a one-sided request on
@@ -27,7 +28,7 @@ const flagTurnsPerClock = 256
 // perftest's write latency does): it makes a post's checks first, under
 // the queue's lock, and then watches the flag; the moment the flag holds
 // want, the request runs. A post's checks, made after the flag changed,
-// were a hundred-odd instructions between the peer's message and the
+// would put their instructions between the peer's message and the
 // answer, on the round trip's critical path. The lock keeps what the
 // checks found true while it is held: a segment's memory stays mapped (see
 // quiesce.go), and the queue's state changes under it. Any other request,

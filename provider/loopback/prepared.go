@@ -140,17 +140,13 @@ func (p *prepared) Post() (int, error) {
 		// The target's first line is asked for before the checks, for a
 		// WRITE or an atomic in a state this core can write: in a
 		// latency loop the peer spins on that line, and taking it over
-		// is a round trip between cores, which now overlaps the checks
-		// where a store after them first waited for it. A WRITE
-		// ping-pong between two cores (BenchmarkWritePingPong8,
-		// alternating runs) went from 90-103 to 70-71 ns a half round
-		// trip in the fast level (two stores between cores: 51-58), and
-		// urmactl perf's write_lat from 0.09 to 0.07 us. (Asking early
-		// for the lines of a SEND's short way made send_lat slower: its
-		// record's line is the one the receiver polls, and asking for
-		// it early only moved it back and forth.) The line may be
-		// unmapped by now (an Unregister): a hint never faults, and
-		// the checks below stop the access itself.
+		// is a round trip between cores, which then overlaps the checks
+		// instead of waiting behind them (BenchmarkWritePingPong8 against
+		// BenchmarkRawPingPong8 shows what is left). A SEND's short way
+		// asks for no line early: its record's line is the one the
+		// receiver polls, and asking for it early only moves it back and
+		// forth. The line may be unmapped by now (an Unregister): a hint
+		// never faults, and the checks below stop the access itself.
 		if p.wr[0].Opcode == provider.OpRead {
 			prefetch.Read(unsafe.Pointer(&p.remote[0]))
 		} else {
@@ -160,7 +156,7 @@ func (p *prepared) Post() (int, error) {
 	if err := q.lockOpen(); err != nil {
 		return 0, err
 	}
-	// Unlocked here rather than deferred: a deferred call cost the fast
+	// Unlocked here rather than deferred: a deferred call costs the fast
 	// path a closure's setup and a call, and nothing under the lock
 	// panics but a bug.
 	n, err := p.postLocked()

@@ -11,10 +11,10 @@ import (
 // but let go with a plain store (storeRelease) where sync.Mutex uses an
 // atomic add. A locked instruction waits until every store before it owns
 // its cache line, and the last stores of a post are the message's, to
-// lines the receiver's core reads: a mutex's unlock made every post wait
-// for a round trip to that core before it could return. Taking the lock
-// at the next post waits too, but only for what is still in flight by
-// then.
+// lines the receiver's core reads: a mutex's unlock would make every post
+// wait for a round trip to that core before it could return. Taking the
+// lock at the next post waits too, but only for what is still in flight
+// by then.
 //
 // A lock-free queue's lock (provider.JFSConfig.LockFree, see lockFree)
 // is not taken that way by its owner, the one goroutine at a time that
@@ -26,10 +26,11 @@ import (
 // store may still sit in its core's store buffer when it loads revoke,
 // and asymmetricFence, after the raise, makes every thread of the
 // process run a full barrier (membarrier), so that either the owner's
-// store is in sight of Lock or its load sees the raise. In the message
-// rate of urmactl perf send_bw, the owner's CAS was the one locked
-// instruction whose wait for the last message's lines showed (a build
-// without it, 12 alternating rounds: 11.1 against 9.6 Mpps).
+// store is in sight of Lock or its load sees the raise. In a message-rate
+// loop the owner's CAS would be the one locked instruction left, and it
+// would wait for the last message's lines on every post
+// (BenchmarkSendStream8LockFree against BenchmarkSendStream8PreparedRecv
+// shows the difference).
 //
 // A waiter spins, then yields (spin.Wait): a queue is held for the length
 // of a post, or of a delivery it helps with.

@@ -24,8 +24,9 @@ type ring struct {
 	// from it without the bounds check of an index into the mapping,
 	// which cannot fail (a position's slot is masked, and the mapping
 	// holds every slot): the sequence word and the payload are found
-	// several times per message on every path, and the check and its
-	// loads of the slice were a tenth of a SEND's instructions.
+	// several times per message on every path, where the check and its
+	// loads of the slice would add to every SEND's instructions
+	// (bench/instructions counts them).
 	base unsafe.Pointer
 	// meta0 is the first meta word's address, for the same reason: the
 	// arm state and a receive queue's state are read on every post.

@@ -140,8 +140,8 @@ func (ib *rqInbox) active() uint32 { return ib.box.r.meta(metaActive).Load() }
 
 // selfPID is this process's pid, which names the holder of a consumer
 // lock and the owner of a route. Read once: os.Getpid is a system call on
-// every call, and a poll that delivered took the lock with one, a tenth of
-// a one-core SEND stream's time (BenchmarkSendStream8).
+// every call, and a poll that delivers takes the lock, so a call there
+// would weigh on a one-core SEND stream (BenchmarkSendStream8).
 var selfPID = uint32(os.Getpid())
 
 // tryLock takes the consumer lock if it is free.

@@ -75,8 +75,8 @@ func sockName(eid provider.EID, uasid uint32) string {
 //
 // A socket the kernel lists as listening is left alone without a probe:
 // a probe is a connection the context must accept and serve, and with
-// every context of every process sweeping, the probes grew with the square
-// of the contexts open on the host.
+// every context of every process sweeping, the probes would grow with the
+// square of the contexts open on the host.
 func sweep(dir string) {
 	live := listening(dir)
 	ents, err := os.ReadDir(dir)

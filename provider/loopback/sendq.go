@@ -139,7 +139,7 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	if err := q.lockOpen(); err != nil {
 		return 0, err
 	}
-	// Not deferred, as in prepared.Post: a deferred unlock cost every
+	// Not deferred, as in prepared.Post: a deferred unlock costs every
 	// post a closure's setup and a call.
 	n, err := q.postLocked(wrs)
 	q.mu.UnlockOwner()

@@ -130,8 +130,8 @@ func testLockFreeProducers(t *testing.T, e *env) {
 // every send queue of the process). Every message arrives once, in order,
 // with its bytes, and every send record comes back, in order.
 func testLockFreeJFS(t *testing.T, e *env) {
-	// Few enough for Soft-RoCE under emulation and the race detector
-	// (about 80 messages a second there).
+	// Few enough for Soft-RoCE under emulation and the race detector,
+	// where a message takes far longer than on hardware.
 	const n, depth, recvs = 400, 32, 128
 	jfc := e.lockFreeJFC(e.a, depth)
 	s := e.sender(jetty.JFSConfig{Depth: depth, JFC: jfc, LockFree: true})

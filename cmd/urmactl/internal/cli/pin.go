@@ -15,8 +15,9 @@ const noCPU = -1
 // other threads (sysmon, the poller, idle Ms) stay free to run elsewhere.
 // taskset instead binds every thread and so makes GOMAXPROCS 1, under which
 // a goroutine blocked in a system call for more than a sysmon tick has its
-// P taken and handed to another thread: on this machine that put two more
-// context switches on the sleeper's core for every event-mode wake.
+// P taken and handed to another thread, which puts two more context
+// switches on the sleeper's core for every event-mode wake
+// (bench/event-wake shows the cost).
 func pinThread(cpu int) error {
 	var allowed unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {

@@ -1,7 +1,7 @@
 /* The mlx5 direct-verbs part of the shim: signature offload through UMR
  * memory keys (mlx5dv_create_mkey, mlx5dv_wr_mkey_configure with an
  * interleaved layout and a CRC block signature, mlx5dv_mkey_check, local
- * invalidate). Only uv_mlx5_sig_caps is called today: no mlx5 device is
+ * invalidate). Only uv_mlx5_sig_caps is called: no mlx5 device is
  * reachable from CI, so segment.View runs in software everywhere and the
  * rest is compiled, not exercised. See provider/ib/doc.go. */
 #ifndef URMA_GO_MLX5_H

@@ -54,8 +54,8 @@ struct uv_send_wr {
 	// A send on a UD QP goes to (ah, remote_qpn, remote_qkey). ah is a
 	// struct ibv_ah * held as an integer: with a pointer field in this
 	// struct, Go's cgo argument check would visit every element of the
-	// caller's slice, up to its capacity, on each post (a third of the
-	// time of a post under emulation).
+	// caller's slice, up to its capacity, on each post, a large part of
+	// a post's time.
 	uint64_t ah;
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
@@ -102,8 +102,8 @@ int uv_post_srq_recv(struct ibv_srq *srq, const struct uv_recv_wr *w, int n,
 int uv_poll_cq(struct ibv_cq *cq, int n, struct uv_wc *out);
 // The _at forms take their pointers as addresses, for the data path's
 // calls from Go: each pointer argument costs a call of cgo's check of
-// where it points (a quarter of an empty poll's time under emulation), and
-// a busy loop makes these calls millions of times. Go passes them through
+// where it points, a large part of an empty poll's time, and a busy loop
+// makes these calls millions of times. Go passes them through
 // functions marked go:uintptrescapes, which keep what the addresses point
 // to on the heap and alive for the call.
 static inline int uv_poll_cq_at(uintptr_t cq, int n, uintptr_t out)

@@ -240,8 +240,8 @@ func connectRejectWrite(t *testing.T, env vm.Env, d vm.Device) {
 	// posted and the error says how many (the index comes back packed
 	// with the error, see uv_post_result); exactly those complete. Only
 	// on rxe, which checks the queue's room as it posts (asked for 8, its
-	// queue holds 15). siw took 12 and 32 such requests without an error and
-	// then did not complete them all (seen here), so it has no such
+	// queue holds 15). siw can take more requests than its queue holds
+	// without an error and then not complete them all, so it has no such
 	// case to check; the provider never posts beyond its own depth.
 	if d.Name == env.RXE.Name {
 		long := make([]SendWR, 32)
