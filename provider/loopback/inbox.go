@@ -8,7 +8,7 @@ import (
 
 // An inbox is where senders leave small messages for a receive queue to
 // deliver itself, the first step of receiver-side SEND delivery (see
-// docs/send-delivery.md). It is a JFC-style ring (consumers never write
+// docs/architecture.md). It is a JFC-style ring (consumers never write
 // the cells, producers learn of free cells from deq) of 32-byte cells, so
 // that a cell line carries two messages and only moves from the sender's
 // core to the receiver's: a sender touches no line the receiver writes on

@@ -7,7 +7,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 )
 
-// The sender's side of receiver-side delivery (docs/send-delivery.md): a
+// The sender's side of receiver-side delivery (docs/architecture.md): a
 // send queue leaves small SENDs to a queue of this process in its inbox,
 // and completes them once the inbox has delivered them.
 

@@ -11,7 +11,7 @@ import (
 	"github.com/urma-go/sdk/spin"
 )
 
-// rqInbox is the inbox of a receive queue (see docs/send-delivery.md) as
+// rqInbox is the inbox of a receive queue (see docs/architecture.md) as
 // one process sees it: the cells senders leave small SENDs in, the routes
 // that name those senders, and the consumer lock, all in one shared
 // mapping. The queue's own process delivers the messages when its JFC is

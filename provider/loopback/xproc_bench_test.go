@@ -420,7 +420,7 @@ func BenchmarkXProcSendPrepared8(b *testing.B) {
 }
 
 // BenchmarkXProcInbox8 streams 8-byte messages through an inbox (see
-// docs/send-delivery.md) to a peer process that drains it, making a record
+// docs/architecture.md) to a peer process that drains it, making a record
 // of each: the transport of receiver-side delivery across processes, next
 // to BenchmarkXProcSendPrepared8.
 func BenchmarkXProcInbox8(b *testing.B) {
