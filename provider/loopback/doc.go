@@ -49,9 +49,14 @@
 // Inspect lists the contexts, segments and queues live on the host; it is
 // what urmactl segment ls and urmactl jetty ls show.
 //
-// Known limit: a process killed inside the few instructions between taking
-// a ring slot and publishing it (or, for a receive, while it copies a
-// message into the receive buffer) leaves that slot taken. A completion ring
-// then stops delivering at that slot, and a receive ring loses one slot;
-// recreate the queue after a peer died mid-transfer if that matters.
+// A process killed inside the few instructions between taking a ring slot
+// and publishing it (or, for a receive, while it copies a message into the
+// receive buffer) leaves that slot taken. When its connection ends, the
+// owner waits two seconds and repairs the slots still held, so a
+// completion ring delivers again and a receive ring gets its slot back;
+// until then the records behind such a slot wait. A peer that is stopped
+// (SIGSTOP) rather than dead may finish its slot, so the repair waits for
+// it. Known limit: a sender killed after it handed a receive back and
+// before it pushed the receive's record loses that receive without a
+// record.
 package loopback
