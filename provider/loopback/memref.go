@@ -152,31 +152,98 @@ func (l *sgList) hasRemote() bool {
 }
 
 // copySG copies src into dst piece by piece and returns the bytes copied.
-// At most one side lies in another process; that side goes through
-// process_vm_readv/writev.
+// Either list may mix memory this process maps with memory of one other
+// process (caller memory that process registered); the pieces of the other
+// process go through one process_vm_readv/writev at the end. At most one
+// side lies in another process.
 func copySG(dst, src *sgList) (uint64, error) {
 	if dst.n == 1 && src.n == 1 && !dst.s[0].remote() && !src.s[0].remote() {
 		return uint64(copy(dst.s[0].b, src.s[0].b)), nil
 	}
-	switch {
-	case dst.hasRemote():
-		return pvmCopy(dst, src, true)
-	case src.hasRemote():
-		return pvmCopy(src, dst, false)
-	}
-	var n uint64
-	di, doff := 0, 0
-	for si := 0; si < src.n; si++ {
-		b := src.s[si].b
-		for len(b) > 0 && di < dst.n {
-			c := copy(dst.s[di].b[doff:], b)
-			b, doff, n = b[c:], doff+c, n+uint64(c)
-			if doff == len(dst.s[di].b) {
-				di, doff = di+1, 0
-			}
+	var far pvmBatch
+	var n, doff, soff uint64
+	for di, si := 0, 0; di < dst.n && si < src.n; {
+		d, s := &dst.s[di], &src.s[si]
+		k := min(d.n-doff, s.n-soff)
+		var err error
+		switch {
+		case k == 0:
+		case d.remote() && s.remote():
+			err = provider.Errorf(provider.ErrFail, "a copy between two other processes (pids %d and %d)", d.ref.pid, s.ref.pid)
+		case d.remote():
+			err = far.add(d.ref.pid, d.raddr+doff, s.b[soff:soff+k], true)
+		case s.remote():
+			err = far.add(s.ref.pid, s.raddr+soff, d.b[doff:doff+k], false)
+		default:
+			copy(d.b[doff:doff+k], s.b[soff:soff+k])
+		}
+		if err != nil {
+			return 0, err
+		}
+		n, doff, soff = n+k, doff+k, soff+k
+		if doff == d.n {
+			di, doff = di+1, 0
+		}
+		if soff == s.n {
+			si, soff = si+1, 0
 		}
 	}
+	if err := far.run(); err != nil {
+		return 0, err
+	}
 	return n, nil
+}
+
+// pvmBatch gathers the pieces of one copy that lie in another process, for
+// one process_vm_readv/writev: each piece pairs a range of that process
+// with local bytes. A copy of two lists of maxSGE spans has at most
+// 2*maxSGE pieces.
+type pvmBatch struct {
+	pid    int
+	write  bool
+	n      int
+	total  uint64
+	local  [2 * maxSGE]unix.Iovec
+	remote [2 * maxSGE]unix.RemoteIovec
+}
+
+// add queues the piece: raddr in process pid, and near in this process,
+// which the piece writes from (write) or reads into.
+func (b *pvmBatch) add(pid int, raddr uint64, near []byte, write bool) error {
+	if b.n > 0 && (pid != b.pid || write != b.write) {
+		return provider.Errorf(provider.ErrFail, "one copy reaches pids %d and %d", b.pid, pid)
+	}
+	if b.n == len(b.local) {
+		return provider.Errorf(provider.ErrFail, "a copy of more than %d pieces", len(b.local))
+	}
+	b.pid, b.write = pid, write
+	b.local[b.n] = unix.Iovec{Base: &near[0]}
+	b.local[b.n].SetLen(len(near))
+	b.remote[b.n] = unix.RemoteIovec{Base: uintptr(raddr), Len: len(near)}
+	b.n++
+	b.total += uint64(len(near))
+	return nil
+}
+
+// run moves the queued pieces, all or nothing.
+func (b *pvmBatch) run() error {
+	if b.n == 0 {
+		return nil
+	}
+	var n int
+	var err error
+	if b.write {
+		n, err = unix.ProcessVMWritev(b.pid, b.local[:b.n], b.remote[:b.n], 0)
+	} else {
+		n, err = unix.ProcessVMReadv(b.pid, b.local[:b.n], b.remote[:b.n], 0)
+	}
+	if err != nil {
+		return provider.Errorf(provider.ErrFail, "process_vm_readv/writev of %d bytes in pid %d: %v", b.total, b.pid, err)
+	}
+	if uint64(n) != b.total {
+		return provider.Errorf(provider.ErrFail, "process_vm_readv/writev moved %d of %d bytes in pid %d", n, b.total, b.pid)
+	}
+	return nil
 }
 
 // tailLen is how many of a WRITE's last bytes placeSG stores after all the
@@ -252,46 +319,4 @@ func (l *sgList) sub(off, n uint64, r *sgList) {
 		r.add(s)
 		off, n = 0, n-k
 	}
-}
-
-// pvmCopy moves min(total(far), total(near)) bytes between near (memory of
-// this process) and far (memory of one other process), writing far when
-// write is set.
-func pvmCopy(far, near *sgList, write bool) (uint64, error) {
-	want := min(far.total(), near.total())
-	var liov [maxSGE]unix.Iovec
-	var riov [maxSGE]unix.RemoteIovec
-	var ri, li, pid int
-	for left, i := want, 0; i < far.n && left > 0; i++ {
-		s := &far.s[i]
-		n := min(s.n, left)
-		riov[ri] = unix.RemoteIovec{Base: uintptr(s.raddr), Len: int(n)}
-		pid, ri, left = s.ref.pid, ri+1, left-n
-	}
-	for left, i := want, 0; i < near.n && left > 0; i++ {
-		b := near.s[i].b[:min(uint64(len(near.s[i].b)), left)]
-		if len(b) > 0 {
-			liov[li] = unix.Iovec{Base: &b[0]}
-			liov[li].SetLen(len(b))
-			li++
-		}
-		left -= uint64(len(b))
-	}
-	if want == 0 {
-		return 0, nil
-	}
-	var n int
-	var err error
-	if write {
-		n, err = unix.ProcessVMWritev(pid, liov[:li], riov[:ri], 0)
-	} else {
-		n, err = unix.ProcessVMReadv(pid, liov[:li], riov[:ri], 0)
-	}
-	if err != nil {
-		return 0, provider.Errorf(provider.ErrFail, "process_vm_readv/writev of %d bytes in pid %d: %v", want, pid, err)
-	}
-	if uint64(n) != want {
-		return uint64(n), provider.Errorf(provider.ErrFail, "process_vm_readv/writev moved %d of %d bytes in pid %d", n, want, pid)
-	}
-	return want, nil
 }

@@ -102,7 +102,7 @@ type Harness struct {
 }
 
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
-// sgl, validation, mode, failure, segment, event, lifecycle, badinput,
+// sgl, mixed memory, validation, mode, failure, segment, event, lifecycle, badinput,
 // prepared, prepared receives, postafter, postwhen, lockfree).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
@@ -115,6 +115,7 @@ func Run(t *testing.T, h Harness) {
 	}{
 		{"opcode", opcodeTests},
 		{"sgl", sglTests},
+		{"mixed memory", mixedMemTests},
 		{"validation", validationTests},
 		{"mode", modeTests},
 		{"failure", failureTests},
