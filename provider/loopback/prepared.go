@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"encoding/binary"
+	"slices"
 	"unsafe"
 
 	"github.com/urma-go/sdk/internal/prefetch"
@@ -47,7 +48,13 @@ func (q *sendq) Prepare(w *provider.WR) (provider.Prepared, error) {
 	p := &prepared{q: q}
 	kept := &p.wr[0]
 	*kept = *w
-	kept.Local = p.sge[:copy(p.sge[:], w.Local)]
+	if len(w.Local) <= len(p.sge) {
+		kept.Local = p.sge[:copy(p.sge[:], w.Local)]
+	} else {
+		// More SGEs than any queue takes: the check below refuses the
+		// whole list, which a copy into p.sge would have cut short.
+		kept.Local = slices.Clone(w.Local)
+	}
 	if err := q.lockOpen(); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ var preparedTests = []test{
 	{"SEND into receives of each shape", testPreparedSendShapes},
 	{"keeps its SGE list, reads inline bytes each post", testPreparedCopies},
 	{"refused as Post refuses", testPreparedRefused},
+	{"more SGEs than the device takes", testPreparedTooManySGEs},
 	{"local segment closed", testPreparedLocalClosed},
 	{"target segment closed", testPreparedTargetClosed},
 	{"target queue closed", testPreparedTargetQueueClosed},
@@ -272,6 +273,52 @@ func testPreparedRefused(t *testing.T, e *env) {
 		require.Equal(t, urma.StatusOf(errW), urma.StatusOf(errP), "prepared: %v; Post: %v", errP, errW)
 	}
 	e.none(s.jfc)
+}
+
+// testPreparedTooManySGEs prepares requests of one valid SGE more than
+// the queue and the device take, on a JFS and on a Jetty whose MaxSGE is
+// the device's: Prepare (or the prepared request's Post) refuses them as
+// Post does, and nothing moves. A list copied into a fixed array of the
+// device's maximum before it is checked would lose its last SGE instead.
+func testPreparedTooManySGEs(t *testing.T, e *env) {
+	max := e.attr.MaxJFSSGE
+	jfc := e.jfc(e.a, 0)
+	jfs, err := jetty.NewJFS(e.a, jetty.JFSConfig{MaxSGE: max, JFC: jfc})
+	require.NoError(t, err)
+	jt, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{MaxSGE: max, JFC: jfc}})
+	require.NoError(t, err)
+	r := e.receiver(jetty.JFRConfig{})
+	rb := e.seg(e.b, 4096, segment.LocalOnly)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 4096), 1))
+	src := e.seg(e.a, 4096, segment.LocalOnly)
+	fill(src.Bytes(), 1)
+	dst, tg := e.remoteSeg(4096, rwa)
+	list := make([]jetty.SGE, max+1)
+	for i := range list {
+		list[i] = src.SGE(uint64(8*i), 8)
+	}
+	n := uint32(8 * len(list))
+	for _, q := range []interface {
+		Prepare(jetty.WR) (*jetty.Prepared, error)
+		Post([]jetty.WR) error
+	}{jfs, jt} {
+		for _, wr := range []jetty.WR{
+			{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: list, Remote: tg.SGE(0, n)},
+			{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, Local: list, Remote: tg.SGE(0, n)},
+			{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: list},
+		} {
+			p, errP := q.Prepare(wr)
+			if errP == nil {
+				errP = p.Post()
+			}
+			require.ErrorIs(t, errP, urma.ErrInvalid, "prepared %v of %d SGEs on a queue of %d", wr.Opcode, len(list), max)
+			require.ErrorIs(t, q.Post([]jetty.WR{wr}), urma.ErrInvalid, "%v of %d SGEs on a queue of %d", wr.Opcode, len(list), max)
+		}
+	}
+	e.none(jfc)
+	e.none(r.jfc)
+	require.Equal(t, make([]byte, 4096), dst.Bytes(), "nothing written")
+	require.Equal(t, make([]byte, 4096), rb.Bytes(), "nothing received")
 }
 
 func testPreparedLocalClosed(t *testing.T, e *env) {
