@@ -20,11 +20,15 @@ type SGE struct {
 //
 // Which fields an opcode uses:
 //   - WRITE, WRITE_IMM: Local (gather) or Inline, Remote, Imm for WRITE_IMM.
-//   - READ: Local (scatter), Remote.
+//     Remote is exactly the range written: its Len equals the data's.
+//   - READ: Local (scatter), Remote (its Len equals the Local total).
 //   - CAS: Local (8 bytes receive the old value), Remote (8 bytes, aligned),
 //     Compare, Operand (the swap value).
 //   - SWAP, FADD, FSUB, FAND, FOR, FXOR: Local, Remote, Operand.
 //   - SEND, SEND_IMM: Local or Inline, Imm for SEND_IMM.
+//
+// Inline bytes are data only with FlagInline set; a request that has them
+// without the flag is refused.
 //   - NOP: nothing.
 //
 // Target names the imported JFR or Jetty that a request goes to; it may be

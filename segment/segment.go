@@ -201,7 +201,8 @@ func (t *Target) Desc() Descriptor { return t.p.Desc() }
 // Len is the remote segment's length.
 func (t *Target) Len() uint64 { return t.p.Desc().Len }
 
-// SGE returns the remote range [off, off+n).
+// SGE returns the remote range [off, off+n): the remote side of a WRITE
+// or READ of exactly n bytes, or of an atomic with n 8.
 func (t *Target) SGE(off uint64, n uint32) SGE {
 	return SGE{Seg: t.p, Addr: t.p.Desc().VA + off, Len: n}
 }

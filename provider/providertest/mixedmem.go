@@ -103,9 +103,9 @@ func testOneSidedMixedMemory(t *testing.T, e *env) {
 			fill(local.alloc.Bytes(), byte(3+i))
 			fill(local.reg.Bytes(), byte(50+i))
 			clear(dst.Bytes())
-			require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-				UserCtx: 2, Local: sges(ps), Remote: tg.SGE(8, 40)}}))
 			n := uint32(ps[0].len + ps[1].len)
+			require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+				UserCtx: 2, Local: sges(ps), Remote: tg.SGE(8, n)}}))
 			checkSendCR(t, e.poll(s.jfc, 1)[0], urma.OpWrite, 2, n, sa, r.jfr.Descriptor().ID)
 			want := gathered(ps, int(n))
 			require.Equal(t, want, dst.Bytes()[8:8+n], "WRITE from list %d", i)

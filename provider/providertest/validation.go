@@ -33,7 +33,7 @@ func testMalformed(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	foreign := e.seg(e.b, 64, segment.LocalOnly) // memory of the other context
-	_, tg := e.remoteSeg(64, rwa)
+	dst, tg := e.remoteSeg(64, rwa)
 	one := func(wr jetty.WR) []jetty.WR { wr.Flags |= jetty.Signaled; return []jetty.WR{wr} }
 	cases := []struct {
 		name string
@@ -46,6 +46,17 @@ func testMalformed(t *testing.T, e *env) {
 		{"imported target as local memory", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{tg.SGE(0, 8)}, Remote: tg.SGE(8, 8)}},
 		{"local segment as remote memory", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: l.SGE(8, 8)}},
 		{"no target in RM", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
+		// Fields that contradict each other.
+		{"WRITE with Inline bytes but no Inline flag", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 8)}},
+		{"SEND with Inline bytes but no Inline flag", jetty.WR{Opcode: urma.OpSend, Target: r.remote, Inline: []byte("12345678")}},
+		{"WRITE longer than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 20)}, Remote: tg.SGE(0, 10)}},
+		{"WRITE shorter than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)}},
+		{"inline WRITE longer than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Inline, Target: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 4)}},
+		{"READ longer than its remote SGE", jetty.WR{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 20)}, Remote: tg.SGE(0, 10)}},
+		{"READ shorter than its remote SGE", jetty.WR{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)}},
+		{"FADD on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
+		{"FADD on a remote SGE of 16 bytes", jetty.WR{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16), Operand: 1}},
+		{"CAS on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpCAS, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
 	}
 	for _, c := range cases {
 		pe := postErr(t, s.jfs, one(c.wr))
@@ -57,6 +68,8 @@ func testMalformed(t *testing.T, e *env) {
 		require.Zero(t, pe.Index, c.name)
 	}
 	e.none(s.jfc)
+	e.none(r.jfc)
+	require.Equal(t, make([]byte, 64), dst.Bytes(), "refused requests write nothing")
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
 	require.Equal(t, urma.StateReady, a.State, "refused requests leave the queue READY")

@@ -52,6 +52,9 @@ func Opcode(w *provider.WR, l *Limits) error {
 func Shape(w *provider.WR, l *Limits) error {
 	op := w.Opcode
 	size := w.DataLen()
+	if len(w.Inline) > 0 && w.Flags&provider.FlagInline == 0 {
+		return provider.Errorf(provider.ErrInvalid, "%d bytes in Inline without the Inline flag: set it, or put the data in Local", len(w.Inline))
+	}
 	if w.Flags&provider.FlagInline != 0 {
 		if op == provider.OpRead || op.IsAtomic() {
 			return provider.Errorf(provider.ErrInvalid, "inline data is for WRITE and SEND, not %v", op)
@@ -88,6 +91,12 @@ func Shape(w *provider.WR, l *Limits) error {
 			}
 		}
 	}
+	if (op == provider.OpWrite || op == provider.OpWriteImm || op == provider.OpRead) && uint64(w.Remote.Len) != size {
+		// The remote SGE is the range the request touches, as URMA's
+		// urma_sge_t says: a mismatch is refused rather than one of the
+		// two lengths silently winning.
+		return provider.Errorf(provider.ErrInvalid, "%v of %d bytes with a remote sge of %d bytes: they must be equal", op, size, w.Remote.Len)
+	}
 	if op.IsOneSided() {
 		n := max(size, uint64(w.Remote.Len))
 		if op.IsAtomic() {
@@ -104,7 +113,7 @@ func Shape(w *provider.WR, l *Limits) error {
 		if len(w.Local) != 1 || w.Local[0].Len != 8 {
 			return provider.Errorf(provider.ErrInvalid, "%v needs one 8-byte local sge for the old value", op)
 		}
-		if w.Remote.Len != 8 && w.Remote.Len != 0 {
+		if w.Remote.Len != 8 {
 			return provider.Errorf(provider.ErrInvalid, "%v operates on 8 bytes, remote sge has %d", op, w.Remote.Len)
 		}
 		if w.Remote.Addr%8 != 0 {
