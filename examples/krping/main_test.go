@@ -153,7 +153,7 @@ func TestInterrupt(t *testing.T) {
 
 func TestBadOptions(t *testing.T) {
 	bin := extest.Build(t)
-	for _, args := range [][]string{{"server,client"}, {"size=0"}, {"frob"}, {"-nope"}} {
+	for _, args := range [][]string{{"server,client"}, {"size=0"}, {"frob"}, {"-nope"}, {"wlat,size=3"}, {"client,wlat,size=1"}} {
 		p := extest.Start(t, "krping", bin, args...)
 		out, err := p.Wait(10 * time.Second)
 		assert.Equal(t, 2, extest.ExitCode(t, err), "%v: %s", args, out)

@@ -112,6 +112,8 @@ func parseOptions(s string) (options, error) {
 		return o, fmt.Errorf("options server and client exclude each other (neither runs both in one process)")
 	case btoi(o.wlat)+btoi(o.rlat)+btoi(o.bw) > 1:
 		return o, fmt.Errorf("pick only one test: wlat, rlat or bw")
+	case o.wlat && o.size < 4:
+		return o, fmt.Errorf("wlat needs size=4 or more (each end writes a 4-byte iteration number), not size=%d", o.size)
 	case o.duplex && !o.bw:
 		return o, fmt.Errorf("duplex goes with bw")
 	case o.rping && o.test() != "ping":

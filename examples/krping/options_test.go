@@ -50,6 +50,8 @@ func TestParseOptions(t *testing.T) {
 		"server,,port=1,=": `unknown option ""`,
 		"rping,wlat":       "rping runs the ping test only, not wlat",
 		"rping=1":          `option "rping" takes no value`,
+		"wlat,size=3":      "wlat needs size=4 or more",
+		"size=1,wlat":      "not size=1",
 	} {
 		_, err := parseOptions(s)
 		assert.ErrorContains(t, err, want, "%q", s)
