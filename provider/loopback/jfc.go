@@ -351,9 +351,11 @@ func claimRecords(r *ring, out []provider.CR, alone bool) (took, made int) {
 		}
 		if alone {
 			storeRelease(r.deq, pos+uint64(took))
+			raceAcquireRing(r)
 			return took, made
 		}
 		if atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(took)) {
+			raceAcquireRing(r)
 			return took, made
 		}
 	}

@@ -208,7 +208,10 @@ func (r *ring) awaitRelease() bool {
 // publish makes a reserved slot visible to consumers: a release store, as
 // for release. The CAS that reserved the slot is the fence the event
 // protocol needs (see jfcView.push).
-func (r *ring) publish(pos uint64) { storeRelease(r.seq(pos), pos+1) }
+func (r *ring) publish(pos uint64) {
+	raceReleaseRing(r)
+	storeRelease(r.seq(pos), pos+1)
+}
 
 // claim takes the oldest published slot for reading; false when empty.
 func (r *ring) claim() (uint64, bool) {
@@ -218,6 +221,7 @@ func (r *ring) claim() (uint64, bool) {
 		switch d := int64(seq - (pos + 1)); {
 		case d == 0:
 			if atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
+				raceAcquireRing(r)
 				return pos, true
 			}
 		case d < 0:

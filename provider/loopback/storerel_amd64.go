@@ -7,6 +7,6 @@ package loopback
 // atomic.Store is an XCHG, a full fence that waits for every store before
 // it to own its cache line. The compiler keeps a plain store in program
 // order with the atomic operations around it. The race detector build
-// uses atomic.Store (storerel_other.go), so that it sees the
-// synchronization.
+// uses atomic.Store (storerel_other.go); on the rings' shared mappings the
+// detector ignores atomics, and racesync_race.go gives it their edges.
 func storeRelease(p *uint64, v uint64) { *p = v }
