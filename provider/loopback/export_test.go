@@ -230,3 +230,7 @@ func SetInboxTick(d time.Duration) (restore func()) {
 
 // JFCEDescriptor is the eventfd of e, a JFCE of this provider.
 func JFCEDescriptor(e provider.JFCE) int { return e.(*jfce).efd }
+
+// RNRTick runs one tick of the RNR timer of q, a JFS of this provider, as
+// the timer does when it fires.
+func RNRTick(q provider.JFS) { q.(*jfsObj).sendq.tick() }

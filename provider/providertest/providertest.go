@@ -102,7 +102,7 @@ type Harness struct {
 }
 
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
-// sgl, mixed memory, validation, mode, failure, segment, event, lifecycle, badinput,
+// sgl, mixed memory, bounds, validation, mode, failure, segment, event, lifecycle, badinput,
 // prepared, prepared receives, postafter, postwhen, lockfree).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
@@ -116,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		{"opcode", opcodeTests},
 		{"sgl", sglTests},
 		{"mixed memory", mixedMemTests},
+		{"bounds", boundsTests},
 		{"validation", validationTests},
 		{"mode", modeTests},
 		{"failure", failureTests},
