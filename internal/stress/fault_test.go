@@ -121,11 +121,19 @@ func faultRun(t *testing.T, i int, dir, device string) faultResult {
 		case <-time.After(stoppedWait):
 			// Something waits on the stopped peer itself. On loopback:
 			// it stopped midway through pushing a record into one of
-			// our JFCs, and the slot it holds hides the records after
-			// it until it runs or dies (docs/semantics.md). On verbs:
-			// it stopped in the middle of a connection handshake, which
-			// waits for rdma_cm's timeout. Its death must end both.
+			// our JFCs (or a message into one of our inboxes), and the
+			// slot it holds hides the records after it until it runs or
+			// dies (docs/semantics.md); the JFCs say so, and a wait
+			// with nothing held is a hang. On verbs: it stopped in the
+			// middle of a connection handshake, which waits for
+			// rdma_cm's timeout. Its death must end both.
 			waited = true
+			if device == "" {
+				if held := n.HeldByOthers(); held == 0 {
+					c.signal(syscall.SIGKILL)
+					t.Fatalf("run %d (%s after %v): this side still waits on the stopped peer after %v, which holds nothing of its JFCs: a hang", i, how, after, stoppedWait)
+				}
+			}
 		}
 		c.signal(syscall.SIGKILL)
 	}

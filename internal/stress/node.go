@@ -186,3 +186,18 @@ func (n *Node) Close() error {
 	errs = append(errs, n.tgt.Close(), n.seg.Close(), n.ctx.Close())
 	return errors.Join(errs...)
 }
+
+// HeldByOthers counts the slots, cells and locks of this node's JFCs that
+// another process holds and that stop their records (a provider that can
+// tell says so through a HeldByOthers method of its JFCs; 0 otherwise). A
+// peer stopped in the middle of pushing a record holds one, and a wait on
+// it is the peer's, not a hang.
+func (n *Node) HeldByOthers() int {
+	held := 0
+	for _, w := range n.workers {
+		if h, ok := w.jfc.Raw().(interface{ HeldByOthers() int }); ok {
+			held += h.HeldByOthers()
+		}
+	}
+	return held
+}

@@ -487,3 +487,24 @@ func (j *jfc) destroy() {
 	}
 	j.view.ring.close()
 }
+
+// HeldByOthers counts what stops this JFC's records and can be held by
+// another process: slots of its ring reserved and not yet published, and,
+// for the receive queues that complete into it, inbox cells reserved and
+// not yet published and inbox consumer locks held by another process. A
+// stopped peer holds them until it runs again or dies (its death frees
+// them). It is a diagnostic: the peer-fault tests tell a wait on a stopped
+// peer from a hang with it.
+func (j *jfc) HeldByOthers() int {
+	if j.closed.Load() {
+		return 0
+	}
+	n := len(j.view.ring.heldReserved())
+	for _, q := range j.inboxRQs.load() {
+		n += len(q.inbox.box.heldCells())
+		if h := q.inbox.held().Load(); h != 0 && h != selfPID {
+			n++
+		}
+	}
+	return n
+}
