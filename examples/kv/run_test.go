@@ -99,6 +99,11 @@ func TestRunNoPreload(t *testing.T) {
 func TestRunDuration(t *testing.T) {
 	res, out, err := runArgs(t, "-clients", "1", "-window", "2", "-keys", "16", "-duration", "50ms")
 	require.NoError(t, err, out)
+	// The count is the run's own, so it must be checked apart from the
+	// consistency checkRun makes: a timed run serves requests for at
+	// least its duration.
+	require.Positive(t, res.requests, "a 50 ms run measured no request:\n%s", out)
+	require.GreaterOrEqual(t, res.elapsed, 50*time.Millisecond, "the measured phase ended early")
 	checkRun(t, res, out, int(res.requests), 16, true)
 }
 

@@ -119,6 +119,7 @@ func testRead(t *testing.T, e *env) {
 	checkSendCR(t, e.pollOK(s.jfc), urma.OpRead, 0x88, 512, attr, r.jfr.Descriptor().ID)
 	require.Equal(t, src.Bytes()[1024:1536], dst.Bytes()[8:520])
 	require.Equal(t, make([]byte, 8), dst.Bytes()[:8])
+	require.Equal(t, make([]byte, 4096-520), dst.Bytes()[520:], "no byte after the range")
 }
 
 func testSend(t *testing.T, e *env, imm bool) {

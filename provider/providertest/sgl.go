@@ -241,16 +241,19 @@ func testUnsignaled(t *testing.T, e *env) {
 func testBatchOrder(t *testing.T, e *env) {
 	s := e.sender(jetty.JFSConfig{})
 	r := e.receiver(jetty.JFRConfig{})
-	l := e.seg(e.a, 64, segment.LocalOnly)
-	_, tg := e.remoteSeg(1024, rwa)
+	l := e.seg(e.a, 256, segment.LocalOnly)
+	fill(l.Bytes(), 11)
+	dst, tg := e.remoteSeg(1024, rwa)
 	wrs := make([]jetty.WR, 32)
 	for i := range wrs {
 		wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: uint64(i),
-			Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(uint64(i)*8, 8)}
+			Local: []jetty.SGE{l.SGE(uint64(i)*8, 8)}, Remote: tg.SGE(uint64(i)*8, 8)}
 	}
 	require.NoError(t, s.jfs.Post(wrs))
 	for i, cr := range e.poll(s.jfc, len(wrs)) {
 		require.Equal(t, uint64(i), cr.UserCtx)
 		require.Equal(t, urma.CRSuccess, cr.Status)
 	}
+	require.Equal(t, l.Bytes(), dst.Bytes()[:256], "each of the 32 words written from its own source")
+	require.Equal(t, make([]byte, 1024-256), dst.Bytes()[256:], "nothing past them")
 }
