@@ -66,10 +66,9 @@ func (j *jfr) openUD() error {
 	return nil
 }
 
-// closeUD destroys the QP (before the SRQ it receives from) and frees the
-// header buffers.
-func (j *jfr) closeUD() {
-	u := j.ud
+// closeUD destroys u's QP (before the SRQ it receives from) and frees the
+// header buffers; u is the JFR's ud, or was.
+func (j *jfr) closeUD(u *udRecv) {
 	if u == nil {
 		return
 	}

@@ -221,8 +221,9 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 func (j *jfr) complete(wc *verbs.WC, cr *provider.CR) bool {
 	slot := uint32(wc.ID())
 	j.mu.Lock()
-	if int(slot) >= len(j.slots) || j.closed.Load() {
-		// Closed: forceClose reported the receive as flushed.
+	if int(slot) >= len(j.slots) || j.closed.Load() || uint32(wc.ID()>>32) != j.cid {
+		// Closed, or of an SRQ flushSRQ replaced: the receive was
+		// reported as flushed.
 		j.mu.Unlock()
 		return false
 	}
@@ -304,6 +305,48 @@ func (j *jfr) Modify(s provider.State) error {
 		// that their requests complete with REM_ACCESS_ABORT_ERR, and
 		// beginAccept refuses new ones until it is READY again.
 		j.dropConns()
+		if was == provider.StateReady {
+			return j.flushSRQ()
+		}
+	}
+	return nil
+}
+
+// flushSRQ ends the receives posted, as a receive queue in error is
+// flushed, so that none is left for a message after the JFR is READY
+// again. Verbs cannot take receives back from an SRQ: the SRQ goes, each
+// receive is reported WR_FLUSH_ERR (flushPosted), and a new SRQ takes the
+// receives posted from now on. Completions of the old SRQ still in the CQ
+// carry its completer id, which goes with it (complete drops them), so
+// none is reported twice. No QP receives from the old SRQ any more:
+// dropConns destroyed the responders', and a UM JFR's datagram QP is made
+// anew with the SRQ (its senders import the JFR again to reach it).
+func (j *jfr) flushSRQ() error {
+	c := j.ctx
+	j.mu.Lock()
+	old, ud := j.cid, j.ud
+	j.cid, j.ud = c.addCompleter(j), nil
+	j.mu.Unlock()
+	c.dropCompleter(old)
+	j.closeUD(ud)
+	j.flushPosted()
+	srqSGE := j.maxSGE
+	if j.mode == provider.UM {
+		srqSGE++
+	}
+	srq, err := c.vc.NewSRQ(j.depth, srqSGE, uintptr(j.val))
+	if err != nil {
+		return verbsErr("ibv_create_srq", err)
+	}
+	j.mu.Lock()
+	gone := j.srq
+	j.srq = srq
+	j.mu.Unlock()
+	if err := gone.Destroy(); err != nil {
+		return verbsErr("destroy srq", err)
+	}
+	if j.mode == provider.UM {
+		return j.openUD()
 	}
 	return nil
 }
@@ -373,7 +416,7 @@ func (j *jfr) forceClose() error {
 		c.dropID(j.id)
 		c.untrack(j)
 	}
-	j.closeUD()
+	j.closeUD(j.ud)
 	err := j.srq.Destroy()
 	c.dropCompleter(j.cid)
 	j.jfc.users.Add(-1)

@@ -42,6 +42,7 @@ func recvSlotSize(maxSGE int) uintptr {
 // recvq is the receive side of a JFR or of a Jetty with its own queue.
 type recvq struct {
 	ctx         *lbContext
+	modifyMu    sync.Mutex // one state change at a time
 	id          uint32
 	maxSGE      int
 	depth       int
@@ -352,16 +353,40 @@ func (q *recvq) query() (provider.QueueAttr, error) {
 		Depth: q.depth, Outstanding: q.ring.count()}, nil
 }
 
+// modify moves the queue to s: ERROR from any state, RESET from ERROR,
+// READY from RESET, as a verbs receive queue moves. Leaving READY flushes
+// the queue, as a receive queue in error is flushed: each posted receive
+// completes with WR_FLUSH_ERR, in posting order, and the messages waiting
+// in its inbox fail at their senders with REM_ACCESS_ABORT_ERR. Nothing
+// posted before the change is left for a message after the queue is READY
+// again.
 func (q *recvq) modify(s provider.State) error {
 	if q.closed.Load() {
 		return errClosed("jfr")
 	}
-	switch s {
-	case provider.StateReset, provider.StateReady, provider.StateError:
-		q.setState(uint32(s))
-		return nil
+	q.modifyMu.Lock()
+	defer q.modifyMu.Unlock()
+	was := provider.State(q.st.Load())
+	switch {
+	case s == provider.StateError:
+	case s == provider.StateReset && (was == provider.StateError || was == provider.StateReset):
+	case s == provider.StateReady && (was == provider.StateReset || was == provider.StateReady):
+	case s == provider.StateReset || s == provider.StateReady:
+		return provider.Errorf(provider.ErrBadState, "jfr %v -> %v: a receive queue goes ERROR -> RESET -> READY", was, s)
+	default:
+		return provider.Errorf(provider.ErrInvalid, "jfr state %v", s)
 	}
-	return provider.Errorf(provider.ErrInvalid, "jfr state %v", s)
+	q.setState(uint32(s))
+	if was == provider.StateReady && s != provider.StateReady {
+		// Posts that saw READY finish before the flush, and new ones see
+		// the state: none is left behind it.
+		for q.posting.n.Load() > 0 {
+			runtime.Gosched()
+		}
+		q.endInbox(false)
+		q.flushPosted()
+	}
+	return nil
 }
 
 func (q *recvq) destroy() {

@@ -454,14 +454,22 @@ func (v *rqView) recvBuffers(pos uint64, r *sgList) provider.CRStatus {
 // REM_ACCESS_ABORT_ERR, as a SEND to a closed queue does. A sender of
 // another process that leaves one later finds the state when it delivers
 // it itself.
-func (q *recvq) failInbox() {
+func (q *recvq) failInbox() { q.endInbox(true) }
+
+// endInbox fails the messages in the inbox, as failInbox does; with
+// closing, no sender of this process leaves one after it. Without, as when
+// the queue leaves READY, senders go on leaving messages, which fail when
+// delivered while the queue is not READY.
+func (q *recvq) endInbox(closing bool) {
 	ib := q.inbox
 	// Senders of this process leave messages under their queue's lock
 	// once they saw the queue open (postInbox): after each route owner's
 	// lock was taken once, none is left half written, and none comes
 	// after.
 	ib.mu.Lock()
-	ib.closed = true
+	if closing {
+		ib.closed = true
+	}
 	var owners []*sendq
 	for _, o := range ib.owners {
 		if o != nil {

@@ -562,9 +562,17 @@ func testBadPost(t *testing.T, e *env) {
 			wr: func(e *env) jetty.WR {
 				tgt := freshRecv(e)
 				require.NoError(e.t, fresh.jfr.Modify(urma.StateError))
+				// ERROR flushed the receive: its record comes first.
+				cr := e.poll(fresh.jfc, 1)[0]
+				require.Equal(e.t, urma.CRWRFlushErr, cr.Status, "%v", cr)
+				require.Equal(e.t, uint64(9), cr.UserCtx)
 				return jetty.WR{Opcode: urma.OpSend, Target: tgt, Local: []jetty.SGE{b.l.SGE(0, 8)}}
 			},
-			check: notConsumed},
+			check: func(e *env, _ jetty.CR, before snapshot) {
+				e.untouched(b, before)
+				e.none(fresh.jfc)
+				require.Equal(e.t, make([]byte, 64), freshBuf.Bytes())
+			}},
 	}
 	for _, r := range rows {
 		e.row(t, b, r.name, r.skip, func(e *env) { e.runPost(b, r) })

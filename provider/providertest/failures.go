@@ -27,6 +27,7 @@ var failureTests = []test{
 	{"unsignaled requests fill the queue", testUnsignaledFill},
 	{"flush after error", testFlush},
 	{"flush when not in error", testFlushNotError},
+	{"JFR in ERROR flushes its receives", testJFRErrorFlushes},
 	{"unregistered segment through import", testUnregisteredTarget},
 	{"missing target", testMissingTarget},
 }
@@ -432,4 +433,55 @@ func testMissingTarget(t *testing.T, e *env) {
 	s := e.sender(jetty.JFSConfig{})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	require.ErrorIs(t, s.jfs.Send(nil, l.SGE(0, 8), 0, 1), urma.ErrInvalid)
+}
+
+// testJFRErrorFlushes: a JFR that leaves READY is flushed, as a receive
+// queue in error is: each posted receive completes with WR_FLUSH_ERR, in
+// posting order, and none is left for a message after RESET and READY.
+// A receive queue moves ERROR -> RESET -> READY, as a send queue does.
+func testJFRErrorFlushes(t *testing.T, e *env) {
+	jfrErrorFlushes(t, e, jetty.RM)
+	if e.attr.SupportsMode(urma.UM) {
+		jfrErrorFlushes(t, e, jetty.UM)
+	}
+}
+
+func jfrErrorFlushes(t *testing.T, e *env, mode jetty.Mode) {
+	r := e.receiver(jetty.JFRConfig{Mode: mode})
+	old := e.seg(e.b, 192, segment.LocalOnly)
+	for i := range 3 {
+		require.NoError(t, r.jfr.Recv(old.SGE(uint64(64*i), 64), uint64(10+i)))
+	}
+	require.ErrorIs(t, r.jfr.Modify(urma.StateReset), urma.ErrBadState, "READY to RESET skips ERROR")
+	require.NoError(t, r.jfr.Modify(urma.StateError))
+	crs := e.poll(r.jfc, 3)
+	for i, cr := range crs {
+		require.Equal(t, urma.CRWRFlushErr, cr.Status, "%v", cr)
+		require.Equal(t, uint64(10+i), cr.UserCtx, "flushed in posting order")
+		require.NotZero(t, cr.Flags&jetty.CRRecv, "%v", cr)
+	}
+	a, err := r.jfr.Query()
+	require.NoError(t, err)
+	require.Equal(t, urma.StateError, a.State)
+	require.Zero(t, a.Outstanding, "nothing left posted")
+	require.ErrorIs(t, r.jfr.Recv(old.SGE(0, 64), 1), urma.ErrBadState)
+	require.ErrorIs(t, r.jfr.Modify(urma.StateReady), urma.ErrBadState, "ERROR to READY skips RESET")
+	require.NoError(t, r.jfr.Modify(urma.StateReset))
+	require.NoError(t, r.jfr.Modify(urma.StateReady))
+
+	// A new import reaches it again (on verbs, ERROR ended the senders'
+	// connections); the message lands in the receive posted after READY.
+	again, err := jetty.ImportJFR(e.a, r.jfr.Descriptor(), 0)
+	require.NoError(t, err)
+	fresh := e.seg(e.b, 64, segment.LocalOnly)
+	require.NoError(t, r.jfr.Recv(fresh.SGE(0, 64), 20))
+	s := e.sender(jetty.JFSConfig{Mode: mode})
+	src := e.seg(e.a, 64, segment.LocalOnly)
+	copy(src.Bytes(), "after reset")
+	require.NoError(t, s.jfs.Send(again, src.SGE(0, 11), 0, 1))
+	e.pollOK(s.jfc)
+	cr := e.pollOK(r.jfc)
+	require.Equal(t, uint64(20), cr.UserCtx, "the receive posted after READY")
+	require.Equal(t, "after reset", string(fresh.Bytes()[:11]))
+	require.Equal(t, make([]byte, 192), old.Bytes(), "no flushed receive's buffer touched")
 }
