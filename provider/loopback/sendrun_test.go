@@ -225,8 +225,12 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 		}
 	}
 	var out scenarioOutcome
+	posted := len(wrs)
 	if err := jfs.Post(wrs); err != nil {
 		out.PostErr = err.Error()
+		var pe *jetty.PostError
+		require.ErrorAs(t, err, &pe)
+		posted = pe.Index
 	}
 	// Receives for everything still waiting, as the JFR takes them (it
 	// holds 16, so its ring wraps): in this process the post of a
@@ -264,10 +268,75 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 		keep(&out.Sent, crs[:k])
 	}
 	out.Mem = append([]byte(nil), dst.Bytes()...)
+	if !smallJFC {
+		checkScenario(t, seed, wrs[:posted], recvs, src, dst, out)
+	}
 	// Requests still waiting for a receive (a small JFC's scenario) stop
 	// retrying here.
 	require.NoError(t, jfs.Close())
 	return out
+}
+
+// checkScenario checks a scenario's outcome against what its requests
+// say, not against another run: each SEND fills the next receive posted
+// with its data and makes that receive's record, each WRITE lands at its
+// remote range, and each signaled request completes, in order. The model
+// stops at the first SEND that does not fit its receive (the queue then
+// fails, which the comparison of runs covers). src and dst are the source
+// and the receiving segment.
+func checkScenario(t *testing.T, seed uint64, wrs []jetty.WR, recvs []jetty.RecvWR, src, dst *segment.Segment, out scenarioOutcome) {
+	t.Helper()
+	data := func(w *jetty.WR) []byte {
+		if w.Flags&jetty.Inline != 0 && len(w.Inline) > 0 {
+			return w.Inline
+		}
+		var b []byte
+		for _, sg := range w.Local {
+			b = append(b, src.Bytes()[sg.Addr-src.VA():][:sg.Len]...)
+		}
+		return b
+	}
+	k, signaled := 0, 0
+	for j := range wrs {
+		w := &wrs[j]
+		d := data(w)
+		switch w.Opcode {
+		case urma.OpSend, urma.OpSendImm:
+			r := recvs[k]
+			var room uint64
+			for _, sg := range r.Local {
+				room += uint64(sg.Len)
+			}
+			if uint64(len(d)) > room {
+				return
+			}
+			require.Less(t, k, len(out.Recvd), "seed %d: request %d's receive record", seed, j)
+			got := out.Recvd[k]
+			want := scenarioCR{urma.CRSuccess, w.Opcode, got.Flags, r.UserCtx, uint32(len(d)), got.Imm}
+			require.Equal(t, want, got, "seed %d: request %d's receive record", seed, j)
+			if w.Opcode == urma.OpSendImm {
+				require.Equal(t, w.Imm, got.Imm, "seed %d: request %d's immediate", seed, j)
+			}
+			rest := d
+			for _, sg := range r.Local {
+				n := min(uint64(len(rest)), uint64(sg.Len))
+				off := sg.Addr - dst.VA()
+				require.Equal(t, append([]byte{}, rest[:n]...), out.Mem[off:off+n], "seed %d: request %d's data in receive %d", seed, j, k)
+				rest = rest[n:]
+			}
+			k++
+		case urma.OpWrite:
+			off := w.Remote.Addr - dst.VA()
+			require.Equal(t, append([]byte{}, d...), out.Mem[off:off+uint64(len(d))], "seed %d: request %d's WRITE", seed, j)
+		}
+		if w.Flags&jetty.Signaled != 0 {
+			require.Less(t, signaled, len(out.Sent), "seed %d: request %d's record", seed, j)
+			cr := out.Sent[signaled]
+			require.Equal(t, w.UserCtx, cr.UserCtx, "seed %d: records in order", seed)
+			require.Equal(t, urma.CRSuccess, cr.Status, "seed %d: request %d", seed, j)
+			signaled++
+		}
+	}
 }
 
 // Senders that race for the receives of one JFR with post lists: a run
