@@ -148,9 +148,11 @@ func ExampleJFC_Wait() {
 		pollOne(cjfc)
 	}()
 
-	// Wait acknowledges the event itself; with several JFCs on one JFCE use
-	// JFCE.Wait and JFC.Ack.
-	if err := sjfc.Wait(5 * time.Second); err != nil {
+	// Wait acknowledges the event itself. Other JFCs may share the JFCE,
+	// each with a waiter of its own (or JFCE.Wait and JFC.Ack for all).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sjfc.Wait(ctx); err != nil {
 		log.Fatal(err)
 	}
 	cr := pollOne(sjfc)

@@ -1,6 +1,7 @@
 package jetty
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ type JFCE struct {
 	mu      sync.Mutex
 	scratch []any
 	jfcs    int
+	waiting waiting
 	closer  closer
 }
 
@@ -33,34 +35,36 @@ func NewJFCE(ctx *urma.Context) (*JFCE, error) {
 	return &JFCE{p: p}, nil
 }
 
-// Wait blocks until at least one JFC of the channel has an event or timeout
-// passes (negative waits forever, zero only checks). It fills out with the
-// JFCs that had events and returns how many; each must later be acked with
-// JFC.Ack. A timeout returns an error wrapping urma.ErrTimeout.
+// Wait blocks until at least one JFC of the channel has an event, fills
+// out with the JFCs that had events and returns how many (urma_wait_jfce).
+// Each entry is one event, to be acknowledged with JFC.Ack(1) (or Ack(k)
+// for k entries of one JFC) before that JFC can be closed; a JFC appears
+// more than once only when it had several events. The events of a JFC
+// that a goroutine waits for in JFC.Wait or PollWait go to that goroutine,
+// not to Wait.
 //
-// On loopback, Wait sleeps in a system call on its thread, as a C
+// Events already there are returned even when ctx is done, so a done ctx
+// makes Wait a check. Once ctx is done with no event, Wait returns within
+// a millisecond with an error that matches context.DeadlineExceeded and
+// urma.ErrTimeout for a deadline, context.Canceled for a cancel. A Close of
+// the channel during the wait ends it with an error that matches
+// urma.ErrClosed and net.ErrClosed.
+//
+// Any number of goroutines may wait on one JFCE, in Wait, JFC.Wait and
+// PollWait alike: one of them sleeps in the provider and hands the others
+// their events.
+//
+// On loopback, the sleeper sleeps in a system call on its thread, as a C
 // program's would. With GOMAXPROCS 1 (a process bound to one core with
 // taskset, for one) the runtime hands that thread's P to another thread
 // while it sleeps, which costs two more context switches per wake: bind
 // the waiting goroutine's locked thread instead (runtime.LockOSThread and
 // sched_setaffinity, as urmactl perf -c does).
-func (e *JFCE) Wait(timeout time.Duration, out []*JFC) (int, error) {
+func (e *JFCE) Wait(ctx context.Context, out []*JFC) (int, error) {
 	if len(out) == 0 {
 		return 0, opErr("jfce wait", provider.Errorf(urma.ErrInvalid, "empty output slice"))
 	}
-	e.mu.Lock()
-	if cap(e.scratch) < len(out) {
-		e.scratch = make([]any, len(out))
-	}
-	s := e.scratch[:len(out)]
-	e.mu.Unlock()
-	// The scratch slice is only read back below by this call; concurrent
-	// waiters on one JFCE are not supported by URMA either.
-	n, err := e.p.Wait(timeout, s)
-	for i := 0; i < n; i++ {
-		out[i], _ = s[i].(*JFC)
-		s[i] = nil
-	}
+	n, err := e.await(ctx, nil, out)
 	if err != nil {
 		return n, opErr("jfce wait", err)
 	}
@@ -191,21 +195,17 @@ func (j *JFC) Rearm(solicitedOnly bool) error {
 // errRearmUnread is Rearm's error for unread records, made once.
 var errRearmUnread = opErr("rearm jfc", provider.ErrUnreadRecords)
 
-// Wait waits for an event of this JFC when it is the only JFC on its JFCE;
-// with a shared JFCE use JFCE.Wait. The event is acked by Wait itself.
-func (j *JFC) Wait(timeout time.Duration) error {
+// Wait waits for an event of this JFC on its JFCE and acknowledges it
+// (urma_wait_jfce and urma_ack_jfc for one JFC): arm the JFC with Rearm
+// first, then poll its records once Wait returns. Other JFCs may share the
+// JFCE, with waiters of their own. It returns as JFCE.Wait does once ctx
+// is done or the JFCE is closed.
+func (j *JFC) Wait(ctx context.Context) error {
 	if j.jfce == nil {
 		return opErr("wait jfc", provider.Errorf(urma.ErrInvalid, "jfc has no jfce (polling mode)"))
 	}
-	j.jfce.mu.Lock()
-	shared := j.jfce.jfcs > 1
-	j.jfce.mu.Unlock()
-	if shared {
-		return opErr("wait jfc", provider.Errorf(urma.ErrInvalid, "jfce is shared by several jfcs; use JFCE.Wait"))
-	}
-	var out [1]*JFC
-	if _, err := j.jfce.Wait(timeout, out[:]); err != nil {
-		return err
+	if _, err := j.jfce.await(ctx, j, nil); err != nil {
+		return opErr("wait jfc", err)
 	}
 	return j.Ack(1)
 }
@@ -239,6 +239,11 @@ func (j *JFC) Close() error {
 		return nil
 	}
 	return j.closer.close("delete jfc", func() error {
+		if j.jfce != nil {
+			if err := j.jfce.dropHeld(j); err != nil {
+				return err
+			}
+		}
 		if err := j.p.Close(); err != nil {
 			return err
 		}

@@ -2,17 +2,12 @@ package jetty
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
-
-// parkSlice bounds one sleep of PollWait on the JFCE, so that a done ctx
-// is noticed.
-const parkSlice = 100 * time.Millisecond
 
 // spinClock is how many empty polls pass between reads of the clock while
 // PollWait spins out its budget.
@@ -32,9 +27,13 @@ const spinClock = 16
 // on the same core then gets to run within that time, not at the end of
 // the kernel's time slice.
 //
-// It returns ctx's error once ctx is done, noticed at those yields and
-// within 100 ms of sleep. A record with an error status is returned like
-// any other: check CR.OK.
+// It returns once ctx is done, within a millisecond whether it spins or
+// sleeps, with an error that matches context.DeadlineExceeded and
+// urma.ErrTimeout for a deadline, context.Canceled for a cancel; records
+// that are there are returned first. The JFCE may be shared with other
+// JFCs and their waiters (see JFCE.Wait); the events PollWait sleeps on
+// are its own to acknowledge, and it does. A record with an error status
+// is returned like any other: check CR.OK.
 func (j *JFC) PollWait(ctx context.Context, crs []CR, spinFor time.Duration) (int, error) {
 	// Records already there (a loopback READ or atomic completes as it is
 	// posted) are taken without setting up the wait.
@@ -53,17 +52,21 @@ func (j *JFC) pollWait(ctx context.Context, crs []CR, spinFor time.Duration, a *
 	}
 	var start time.Duration
 	var wait spin.Wait
+	done := ctx.Done()
 	for i := 0; ; i++ {
 		n, err := j.pollOnce(crs, a)
 		if n > 0 || err != nil {
 			return n, err
 		}
-		wait.Idle()
-		if j.pace.Tick() {
-			if err := ctx.Err(); err != nil {
-				return 0, err
+		if done != nil {
+			select {
+			case <-done:
+				return 0, opErr("poll jfc", provider.ContextErr(ctx))
+			default:
 			}
 		}
+		wait.Idle()
+		j.pace.Tick()
 		if j.jfce == nil {
 			continue
 		}
@@ -82,20 +85,14 @@ func (j *JFC) pollWait(ctx context.Context, crs []CR, spinFor time.Duration, a *
 	}
 }
 
-// park arms the JFC and sleeps on its JFCE for up to parkSlice; a record
-// that arrived before the arm ends it at once.
+// park arms the JFC and sleeps on its JFCE until its event or ctx is
+// done; a record that arrived before the arm ends it at once.
 func (j *JFC) park(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	j.parks.Add(1)
 	if err := j.Rearm(false); err == errRearmUnread {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	if err := j.Wait(parkSlice); err != nil && !errors.Is(err, urma.ErrTimeout) {
-		return err
-	}
-	return ctx.Err()
+	return j.Wait(ctx)
 }

@@ -179,14 +179,34 @@ func TestPollWaitNeedsRoom(t *testing.T) {
 	}
 }
 
+// TestPollWaitOnASharedJFCE: PollWait sleeps on a JFCE that another JFC
+// shares, with a waiter of its own, and each gets its own event.
 func TestPollWaitOnASharedJFCE(t *testing.T) {
 	p := newSendPair(t, true)
 	other, err := NewJFC(p.uctx, JFCConfig{JFCE: p.rjfc.jfce})
 	check(t, err)
 	defer other.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	check(t, other.Rearm(false))
+	otherDone := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		otherDone <- other.Wait(ctx)
+	}()
+	p.recv(t)
+	p.sendLater(t, 20*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := p.rjfc.PollWait(ctx, make([]CR, 1), 0); !errors.Is(err, urma.ErrInvalid) {
-		t.Fatalf("got %v, want urma.ErrInvalid (a shared JFCE is waited on with JFCE.Wait)", err)
+	crs := make([]CR, 1)
+	n, err := p.rjfc.PollWait(ctx, crs, 0)
+	check(t, err)
+	if n != 1 || crs[0].UserCtx != 3 || !crs[0].OK() {
+		t.Fatalf("got %d records, %v", n, crs[0])
+	}
+	if err := <-otherDone; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the other JFC's waiter: %v, want its deadline (no event of its own)", err)
+	}
+	if p.rjfc.parks.Load() == 0 {
+		t.Fatal("PollWait did not sleep on the JFCE")
 	}
 }

@@ -31,15 +31,18 @@ import (
 // after it. Elsewhere it is a loop that reads the flag, then Post. While
 // it waits it yields as PollWait does with no JFCE: to Go's scheduler
 // every few milliseconds, and the core to other threads once the wait
-// lasts spin.OSYield. It checks ctx at
-// the first of those, so a ctx that is already done is noticed only if
-// the flag is not set.
+// lasts spin.OSYield. It looks at ctx between looks at the flag, so it
+// returns within a millisecond of ctx's end, with an error that matches
+// context.DeadlineExceeded and urma.ErrTimeout for a deadline, and
+// context.Canceled for a cancel; a ctx that is already done is noticed
+// only if the flag is not set.
 func (p *Prepared) PostWhen(ctx context.Context, flag *byte, want byte) error {
 	if flag == nil {
 		return &PostError{Op: p.s.kind + " post", Err: provider.Errorf(urma.ErrInvalid, "nil flag")}
 	}
 	f := memflag.At(flag)
 	var wait spin.Wait
+	done := ctx.Done()
 	for {
 		if p.fp != nil {
 			if posted, err := p.fp.PostOnFlag(flag, want); posted {
@@ -52,11 +55,14 @@ func (p *Prepared) PostWhen(ctx context.Context, flag *byte, want byte) error {
 		if f.Load() == want {
 			return p.Post()
 		}
-		wait.Idle()
-		if p.pace.Tick() {
-			if err := ctx.Err(); err != nil {
-				return err
+		if done != nil {
+			select {
+			case <-done:
+				return opErr(p.s.kind+" post when", provider.ContextErr(ctx))
+			default:
 			}
 		}
+		wait.Idle()
+		p.pace.Tick()
 	}
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 )
 
@@ -88,8 +89,13 @@ func (s Status) Error() string {
 }
 
 // Is lets errors.Is match a Status against the syscall.Errno of the same
-// value, so callers that think in errno terms are served too.
+// value, so callers that think in errno terms are served too, and
+// StatusClosed against net.ErrClosed, the standard library's error for a
+// use of something closed (a Close during a wait included).
 func (s Status) Is(target error) bool {
+	if target == net.ErrClosed {
+		return s == StatusClosed
+	}
 	var e syscall.Errno
 	if errors.As(target, &e) {
 		return s != StatusFail && int32(e) == int32(s)

@@ -91,11 +91,14 @@ type Remote interface {
 
 // JFCE is a completion event channel.
 type JFCE interface {
-	// Wait blocks until at least one JFC of this channel has an event or the
-	// timeout passes (a negative timeout waits forever, zero only checks),
-	// stores the Owners of the JFCs with events in out and returns how many.
-	// A timeout is (0, ErrTimeout).
-	Wait(timeout time.Duration, out []any) (int, error)
+	// Wait blocks until at least one JFC of this channel has an event,
+	// stores the Owners of the JFCs with events in out and returns how
+	// many. Events already there are returned even when ctx is done, so a
+	// done ctx makes Wait a check. Once ctx is done with no event, it
+	// returns (0, ContextErr(ctx)) within a millisecond: a deadline matches
+	// ErrTimeout and context.DeadlineExceeded. A Close during the wait
+	// ends it with ErrClosed.
+	Wait(ctx context.Context, out []any) (int, error)
 	Close() error
 }
 

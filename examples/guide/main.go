@@ -250,8 +250,11 @@ func run(w io.Writer) error {
 		return err
 	}
 	// guide:end arm
-	// Armed, with nothing arrived: a zero timeout only checks, and times out.
-	if _, err := jfce.Wait(0, make([]*jetty.JFC, 1)); !errors.Is(err, urma.ErrTimeout) {
+	// Armed, with nothing arrived: a done context only checks, and a
+	// deadline's error matches urma.ErrTimeout.
+	expired, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	if _, err := jfce.Wait(expired, make([]*jetty.JFC, 1)); !errors.Is(err, urma.ErrTimeout) {
 		return fmt.Errorf("event: an event before any record (%v)", err)
 	}
 
@@ -260,7 +263,9 @@ func run(w io.Writer) error {
 	sent := make(chan error, 1)
 	go func() { sent <- peerJFS.Send(remote, local.SGE(192, 4), 0, 5) }() // the peer, meanwhile
 	jfcs := make([]*jetty.JFC, 1)
-	if _, err := jfce.Wait(5*time.Second, jfcs); err != nil { // sleeps until a JFC has an event
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	if _, err := jfce.Wait(wctx, jfcs); err != nil { // sleeps until a JFC has an event
 		return err
 	}
 	if err := jfcs[0].Ack(1); err != nil { // each event is acked before the JFC's Close

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -195,7 +196,10 @@ func (s *side) next() (jetty.CR, error) {
 			} else if err != nil {
 				return jetty.CR{}, err
 			}
-			if err := s.jfc.Wait(waitLimit); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			err := s.jfc.Wait(ctx)
+			cancel()
+			if err != nil {
 				return jetty.CR{}, err
 			}
 			continue

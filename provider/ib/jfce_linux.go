@@ -3,14 +3,15 @@
 package ib
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+	"github.com/urma-go/sdk/provider/internal/ctxwake"
 )
 
 // jfce is a completion channel plus an eventfd: the channel carries the
@@ -26,6 +27,8 @@ type jfce struct {
 	jfcs map[uint64]*jfc
 	soft []*jfc
 	wmu  sync.Mutex // one Wait at a time reads the channel
+	// watch wakes a Wait when its ctx ends.
+	watch ctxwake.Watch
 }
 
 func (c *ibContext) NewJFCE() (provider.JFCE, error) {
@@ -42,6 +45,7 @@ func (c *ibContext) NewJFCE() (provider.JFCE, error) {
 		return nil, provider.Errorf(provider.ErrNoMemory, "eventfd: %v", err)
 	}
 	e := &jfce{ctx: c, ch: ch, efd: efd, jfcs: map[uint64]*jfc{}}
+	e.watch.Wake = e.wake
 	c.track(e)
 	return e, nil
 }
@@ -75,7 +79,7 @@ func (e *jfce) softNotify(j *jfc) {
 	_, _ = unix.Write(e.efd, one[:])
 }
 
-func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
+func (e *jfce) Wait(ctx context.Context, out []any) (int, error) {
 	if e.closed.Load() {
 		return 0, errClosed("jfce")
 	}
@@ -84,30 +88,39 @@ func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
 	}
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
+	watched := false
 	for {
 		n, err := e.take(out)
 		if n > 0 || err != nil {
 			return n, err
 		}
-		ms := -1
-		if timeout >= 0 {
-			left := time.Until(deadline)
-			if timeout == 0 || left <= 0 {
-				return 0, provider.Errorf(provider.ErrTimeout, "no completion event within %v", timeout)
-			}
-			ms = int((left + time.Millisecond - 1) / time.Millisecond)
+		if err := provider.ContextErr(ctx); err != nil {
+			return 0, err
+		}
+		if !watched {
+			// A done ctx wakes the poll through the eventfd, as a
+			// software event does; the loop then returns its error.
+			e.watch.On(ctx)
+			watched = true
 		}
 		fds := []unix.PollFd{{Fd: int32(e.ch.FD()), Events: unix.POLLIN}, {Fd: int32(e.efd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
 			return 0, provider.Errorf(provider.ErrFail, "poll: %v", err)
 		}
 		if e.closed.Load() {
 			return 0, errClosed("jfce")
 		}
+	}
+}
+
+// wake makes a Wait in poll look again, unless the JFCE is closed (its
+// eventfd may be gone, and its number reused).
+func (e *jfce) wake() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed.Load() {
+		var one = [8]byte{1}
+		_, _ = unix.Write(e.efd, one[:])
 	}
 }
 
@@ -168,12 +181,15 @@ func (e *jfce) forceClose() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
+	e.watch.Stop()
 	var one = [8]byte{1}
 	_, _ = unix.Write(e.efd, one[:]) // wake a Wait
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	e.ctx.untrack(e)
+	e.mu.Lock() // a wake in progress writes the eventfd first
 	_ = unix.Close(e.efd)
+	e.mu.Unlock()
 	if err := e.ch.Destroy(); err != nil {
 		return verbsErr("destroy completion channel", err)
 	}

@@ -223,11 +223,7 @@ func (c *lbContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error)
 	if err := c.check(); err != nil {
 		return provider.AsyncEvent{}, err
 	}
-	ev, err := c.events.Get(ctx, errClosed("context"))
-	if errors.Is(err, context.DeadlineExceeded) {
-		return ev, provider.Errorf(provider.ErrTimeout, "no async event before the deadline")
-	}
-	return ev, err
+	return c.events.Get(ctx, errClosed("context"))
 }
 
 func (c *lbContext) AckAsyncEvent(ev provider.AsyncEvent) error { return c.events.Ack(ev) }

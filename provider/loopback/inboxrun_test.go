@@ -2,6 +2,7 @@ package loopback_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -180,6 +181,8 @@ func TestInboxRunRaisesSolicitedEvent(t *testing.T) {
 	before := loopback.InboxRuns(p.jfs.Raw())
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(1, 0), send(2, 0), send(3, 0), send(4, jetty.Solicited)}))
 	require.Equal(t, before+1, loopback.InboxRuns(p.jfs.Raw()), "the SENDs did not go to the inbox as one run")
-	require.NoError(t, rjfc.Wait(2*time.Second), "no event for the run's solicited SEND")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	require.NoError(t, rjfc.Wait(ctx), "no event for the run's solicited SEND")
 	require.Len(t, pollN(t, rjfc, 4, 5*time.Second), 4)
 }

@@ -2,6 +2,7 @@ package loopback_test
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -257,6 +258,8 @@ func TestInboxRearm(t *testing.T) {
 
 	require.NoError(t, rjfc.Rearm(false))
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(2), send(3)}))
-	require.NoError(t, rjfc.Wait(5*time.Second), "no event for the messages")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, rjfc.Wait(ctx), "no event for the messages")
 	require.Len(t, pollN(t, rjfc, 2, 5*time.Second), 2)
 }

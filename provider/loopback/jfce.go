@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"context"
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/ctxwake"
 )
 
 // jfce is a completion event channel: an eventfd that producers of records
@@ -34,10 +36,13 @@ type jfce struct {
 	// destroy, so the descriptor is not closed, and its number reused,
 	// under a sleeper.
 	sleeping sync.RWMutex
+	// watch wakes a sleeper when its ctx ends.
+	watch ctxwake.Watch
 }
 
-// sleepSlice bounds one ppoll, so that a Close waits at most that long for
-// a sleeper to notice it.
+// sleepSlice bounds one ppoll. Close and a done ctx wake a sleeper at once
+// (they write the eventfd); the bound only limits what a lost wake-up
+// could cost.
 const sleepSlice = 50 * time.Millisecond
 
 func (c *lbContext) NewJFCE() (provider.JFCE, error) {
@@ -49,6 +54,7 @@ func (c *lbContext) NewJFCE() (provider.JFCE, error) {
 		return nil, provider.Errorf(provider.ErrNoMemory, "eventfd: %v", err)
 	}
 	e := &jfce{ctx: c, efd: efd}
+	e.watch.Wake = e.wake
 	if _, err := c.adopt(e); err != nil {
 		unix.Close(efd)
 		return nil, err
@@ -106,41 +112,42 @@ func (e *jfce) take(out []any) int {
 	return n
 }
 
-func (e *jfce) Wait(timeout time.Duration, out []any) (int, error) {
+func (e *jfce) Wait(ctx context.Context, out []any) (int, error) {
 	if e.closed.Load() {
 		return 0, errClosed("jfce")
 	}
 	if len(out) == 0 {
 		return 0, provider.Errorf(provider.ErrInvalid, "empty output")
 	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
+	watched := false
 	for {
 		if n := e.take(out); n > 0 {
 			return n, nil
 		}
-		if timeout == 0 {
-			return 0, provider.Errorf(provider.ErrTimeout, "no completion event")
+		if err := provider.ContextErr(ctx); err != nil {
+			return 0, err
+		}
+		if !watched {
+			e.watch.On(ctx)
+			watched = true
 		}
 		// A blocking ppoll rather than the runtime's poller: the waking
 		// write then resumes this thread directly, instead of going through
 		// the poller and the scheduler, which add much to a raw eventfd
 		// round trip across cores (bench/event-wake compares the two).
-		slice := sleepSlice
-		if timeout > 0 {
-			slice = min(slice, time.Until(deadline))
-		}
-		if slice <= 0 {
-			if n := e.take(out); n > 0 {
-				return n, nil
-			}
-			return 0, provider.Errorf(provider.ErrTimeout, "no completion event within %v", timeout)
-		}
-		if !e.sleep(slice) {
+		if !e.sleep(sleepSlice) {
 			return 0, errClosed("jfce")
 		}
+	}
+}
+
+// wake makes a sleeping Wait look again, unless the JFCE is closed (its
+// eventfd may be gone, and its number reused).
+func (e *jfce) wake() {
+	e.sleeping.RLock()
+	defer e.sleeping.RUnlock()
+	if !e.closed.Load() {
+		signalEventfd(e.efd)
 	}
 }
 
@@ -182,6 +189,7 @@ func (e *jfce) destroy() {
 		return
 	}
 	// Wake a sleeper, then wait for it to leave before closing.
+	e.watch.Stop()
 	signalEventfd(e.efd)
 	e.sleeping.Lock()
 	unix.Close(e.efd)

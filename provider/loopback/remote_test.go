@@ -141,7 +141,9 @@ func TestRemoteOwners(t *testing.T) {
 	require.NoError(t, j2.Rearm(false))
 	require.NoError(t, s2.NOP(0, 1))
 	out := make([]*jetty.JFC, 2)
-	n, err := ce.Wait(5*time.Second, out)
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	n, err := ce.Wait(wctx, out)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Same(t, j2, out[0])
@@ -252,7 +254,7 @@ func TestRemotePeerKilled(t *testing.T) {
 
 	waitDone := make(chan error, 1)
 	go func() {
-		_, err := ce.Wait(-1, make([]*jetty.JFC, 1))
+		_, err := ce.Wait(context.Background(), make([]*jetty.JFC, 1))
 		waitDone <- err
 	}()
 	eventDone := make(chan error, 1)

@@ -2,6 +2,7 @@ package loopback_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -494,7 +495,9 @@ func TestXProcEventWakes(t *testing.T) {
 	woke := make(chan error, 1)
 	go func() {
 		out := make([]*jetty.JFC, 1)
-		n, err := jfce.Wait(10*time.Second, out)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		n, err := jfce.Wait(ctx, out)
 		if err == nil && (n != 1 || out[0] != jfc) {
 			err = os.ErrInvalid
 		}

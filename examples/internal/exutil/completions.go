@@ -116,8 +116,16 @@ func (c *Completions) NextRef(ctx context.Context, limit time.Duration) (*jetty.
 		} else if err != nil {
 			return nil, err
 		}
-		if err := c.JFC.Wait(eventSlice); err != nil && !errors.Is(err, urma.ErrTimeout) {
+		if err := c.waitEvent(ctx); err != nil && !errors.Is(err, urma.ErrTimeout) {
 			return nil, err
 		}
 	}
+}
+
+// waitEvent sleeps until the JFC's event, ctx's end, or eventSlice, so
+// that the loop above looks at its deadline.
+func (c *Completions) waitEvent(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, eventSlice)
+	defer cancel()
+	return c.JFC.Wait(ctx)
 }

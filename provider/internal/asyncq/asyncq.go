@@ -118,7 +118,7 @@ func (q *Queue) Get(ctx context.Context, closed error) (provider.AsyncEvent, err
 		case <-q.closing:
 			return provider.AsyncEvent{}, closed
 		case <-ctx.Done():
-			return provider.AsyncEvent{}, ctx.Err()
+			return provider.AsyncEvent{}, provider.ContextErr(ctx)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -195,10 +194,10 @@ func (c *pContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error) 
 		err = <-done
 	}
 	if err != nil {
-		if ctx.Err() != nil && provider.StatusOf(err) == provider.StatusFail {
-			// The peer's context error crossed the wire as text; give the
-			// caller its own to test with errors.Is.
-			err = fmt.Errorf("%w: %w", err, ctx.Err())
+		if ctx.Err() != nil {
+			// The peer's context error crossed the wire as a status or as
+			// text; give the caller its own, in the SDK's convention.
+			err = provider.ContextErr(ctx)
 		}
 		return provider.AsyncEvent{}, err
 	}

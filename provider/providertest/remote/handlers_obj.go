@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"github.com/urma-go/sdk/provider"
 )
 
@@ -33,7 +34,13 @@ func (s *session) wait(a *waitArgs) (*waitReply, error) {
 		return nil, err
 	}
 	out := make([]any, clampBatch(a.N))
-	n, err := e.Wait(a.Timeout, out)
+	ctx := context.Background()
+	if a.Timeout >= 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
+		defer cancel()
+	}
+	n, err := e.Wait(ctx, out)
 	owners := make([]uint64, clampN(n, len(out)))
 	for i := range owners {
 		owners[i] = ownerID(out[i])

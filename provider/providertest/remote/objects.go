@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -144,14 +146,32 @@ type pJFCE struct{ obj }
 
 // Wait blocks in the peer; the peer's timeout is the caller's, and a lost
 // peer ends it at once.
-func (e *pJFCE) Wait(timeout time.Duration, out []any) (int, error) {
-	r, err := rpcWait.call(e.p.c, &waitArgs{H: e.h, Timeout: timeout, N: len(out)})
-	for i, id := range r.Owners {
-		if i < len(out) {
-			out[i] = e.p.owner(id)
+// waitSlice bounds one wait in the peer, so that the proxy notices a ctx
+// canceled without a deadline (the peer's wait cannot be interrupted).
+const waitSlice = 20 * time.Millisecond
+
+func (e *pJFCE) Wait(ctx context.Context, out []any) (int, error) {
+	for {
+		timeout := waitSlice
+		if d, ok := ctx.Deadline(); ok {
+			timeout = min(timeout, max(0, time.Until(d)))
+		}
+		if ctx.Err() != nil {
+			timeout = 0 // a check of what is there
+		}
+		r, err := rpcWait.call(e.p.c, &waitArgs{H: e.h, Timeout: timeout, N: len(out)})
+		for i, id := range r.Owners {
+			if i < len(out) {
+				out[i] = e.p.owner(id)
+			}
+		}
+		if r.N > 0 || !errors.Is(err, provider.ErrTimeout) {
+			return r.N, err
+		}
+		if err := provider.ContextErr(ctx); err != nil {
+			return 0, err
 		}
 	}
-	return r.N, err
 }
 
 func (e *pJFCE) Close() error {
