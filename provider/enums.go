@@ -291,8 +291,10 @@ const (
 	// FlagInline copies the data into the request at post time: WR.Inline
 	// holds it and needs no registration.
 	FlagInline
-	// FlagPlaceOrder and FlagCompOrder request ordered placement and
-	// completion relative to earlier requests.
+	// FlagPlaceOrder and FlagCompOrder are URMA's requests for ordered
+	// placement and completion relative to earlier requests. No provider
+	// offers more order than every request already has, so Post refuses
+	// them with ErrNotSupported; they keep UMDK's bit positions.
 	FlagPlaceOrder
 	FlagCompOrder
 )

@@ -57,7 +57,7 @@ func TestDeviceByName(t *testing.T) {
 
 	_, err = urma.DeviceByName("mlx5_0")
 	assert.ErrorIs(t, err, urma.ErrNotFound)
-	assert.ErrorContains(t, err, `no device named "mlx5_0"`)
+	assert.ErrorContains(t, err, `no device named "mlx5_0"; devices: loopback0`, "the error says what there is")
 }
 
 func TestDeviceByEID(t *testing.T) {

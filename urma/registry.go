@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/urma-go/sdk/provider"
@@ -77,29 +78,41 @@ func ProviderDevices(name string) ([]*Device, error) {
 // provider name. Providers that cannot run here (no hardware, no cgo) are
 // skipped; an error is returned only when no provider is registered.
 func Devices() ([]*Device, error) {
+	all, _, err := devices()
+	return all, err
+}
+
+// devices is Devices, with why each skipped provider was skipped.
+func devices() (all []*Device, skipped []string, err error) {
 	names := Providers()
 	if len(names) == 0 {
-		return nil, &OpError{Op: "list devices", Err: provider.Errorf(ErrNotFound,
+		return nil, nil, &OpError{Op: "list devices", Err: provider.Errorf(ErrNotFound,
 			"no provider registered (import one, e.g. _ \"github.com/urma-go/sdk/provider/loopback\")")}
 	}
-	var all []*Device
 	for _, n := range names {
 		devs, err := ProviderDevices(n)
 		if err != nil {
 			if errors.Is(err, ErrNotSupported) {
 				provider.Logf(LogInfo, "urma: provider %s: %v", n, err)
+				why := err
+				if u := errors.Unwrap(err); u != nil {
+					why = u // the provider's reason, without this call's prefix
+				}
+				skipped = append(skipped, "provider "+n+" ("+why.Error()+")")
 				continue
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		all = append(all, devs...)
 	}
-	return all, nil
+	return all, skipped, nil
 }
 
-// DeviceByName finds a device by name across providers.
+// DeviceByName finds a device by name across providers. When none has
+// it, the error lists the devices there are and the providers skipped,
+// with the reason (a provider built without its build tag, for one).
 func DeviceByName(name string) (*Device, error) {
-	devs, err := Devices()
+	devs, skipped, err := devices()
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +121,24 @@ func DeviceByName(name string) (*Device, error) {
 			return d, nil
 		}
 	}
-	return nil, &OpError{Op: "find device", Err: provider.Errorf(ErrNotFound, "no device named %q", name)}
+	return nil, &OpError{Op: "find device", Err: provider.Errorf(ErrNotFound, "no device named %q%s", name, notFound(devs, skipped))}
+}
+
+// notFound says what a lookup found instead: the devices, and the
+// providers skipped and why.
+func notFound(devs []*Device, skipped []string) string {
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.Name()
+	}
+	s := "; devices: none"
+	if len(names) > 0 {
+		s = "; devices: " + strings.Join(names, ", ")
+	}
+	if len(skipped) > 0 {
+		s += "; skipped: " + strings.Join(skipped, "; ")
+	}
+	return s
 }
 
 // DeviceByEID finds the device that has eid in its EID table.
@@ -122,7 +152,8 @@ func DeviceByEID(eid EID) (*Device, error) {
 			return d, nil
 		}
 	}
-	return nil, &OpError{Op: "find device", Err: provider.Errorf(ErrNotFound, "no device has eid %v", eid)}
+	_, skipped, _ := devices()
+	return nil, &OpError{Op: "find device", Err: provider.Errorf(ErrNotFound, "no device has eid %v%s", eid, notFound(devs, skipped))}
 }
 
 // Device is a URMA device of some provider.

@@ -138,7 +138,8 @@ func TestBinary(t *testing.T) {
 		out, errOut, code := run(t, bin, "device", "show", "nope")
 		assert.Equal(t, 1, code)
 		assert.Empty(t, out)
-		assert.Equal(t, "urmactl: urma: find device: no device named \"nope\": not found (see urmactl device ls)\n", errOut)
+		assert.Contains(t, errOut, "urmactl: urma: find device: no device named \"nope\"; devices: loopback0; skipped: provider ib (")
+		assert.True(t, strings.HasSuffix(errOut, ": not found (see urmactl device ls)\n"), errOut)
 	})
 
 	t.Run("bad output", func(t *testing.T) {

@@ -52,6 +52,13 @@ func Opcode(w *provider.WR, l *Limits) error {
 func Shape(w *provider.WR, l *Limits) error {
 	op := w.Opcode
 	size := w.DataLen()
+	if f := w.Flags & (provider.FlagPlaceOrder | provider.FlagCompOrder); f != 0 {
+		// No provider orders placement or completion beyond what every
+		// request gets (a queue's requests complete in order; Fence
+		// orders after reads and atomics): accepting the flags would
+		// promise what nothing keeps.
+		return provider.Errorf(provider.ErrNotSupported, "flags %v: requests of a queue complete in order; use Fence to order a request after earlier reads and atomics", f)
+	}
 	if len(w.Inline) > 0 && w.Flags&provider.FlagInline == 0 {
 		return provider.Errorf(provider.ErrInvalid, "%d bytes in Inline without the Inline flag: set it, or put the data in Local", len(w.Inline))
 	}
