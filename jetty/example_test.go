@@ -296,11 +296,11 @@ func ExamplePrepared_PostWhen() {
 	// The server's inbox, which the client's request lands in; its byte 7
 	// is the flag.
 	inbox := must(segment.Alloc(server, 64, segment.Config{Access: segment.Read | segment.Write}))
-	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 8}))
+	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 16}))
 	sjfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 8, JFC: sjfc}))
 	// The client's inbox, which the server's answer lands in.
 	answers := must(segment.Alloc(client, 64, segment.Config{Access: segment.Read | segment.Write}))
-	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 8}))
+	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 16}))
 	cjfr := must(jetty.NewJFR(client, jetty.JFRConfig{Depth: 8, JFC: cjfc}))
 
 	// The server prepares its answer.

@@ -18,9 +18,12 @@ type JettyConfig struct {
 type Jetty struct {
 	sender
 	receiver
-	p      provider.Jetty
-	ctx    *urma.Context
-	closer closer
+	p   provider.Jetty
+	ctx *urma.Context
+	// sendDepth and recvDepth are what the Jetty takes of its JFCs'
+	// room (recvDepth 0 with a shared JFR, which took its own).
+	sendDepth, recvDepth int
+	closer               closer
 }
 
 // NewJetty creates a Jetty.
@@ -51,8 +54,23 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 		pc.Recv = rc
 		j.receiver.jfc = cfg.Recv.JFC
 	}
+	if err := cfg.Send.JFC.take(sc.Depth, "Jetty's send queue"); err != nil {
+		return nil, opErr("create jetty", err)
+	}
+	if cfg.SharedJFR == nil {
+		if err := cfg.Recv.JFC.take(pc.Recv.Depth, "Jetty's receive queue"); err != nil {
+			cfg.Send.JFC.give(sc.Depth)
+			return nil, opErr("create jetty", err)
+		}
+		j.recvDepth = pc.Recv.Depth
+	}
+	j.sendDepth = sc.Depth
 	p, err := ctx.Raw().NewJetty(pc)
 	if err != nil {
+		cfg.Send.JFC.give(sc.Depth)
+		if j.recvDepth > 0 {
+			cfg.Recv.JFC.give(j.recvDepth)
+		}
 		return nil, opErr("create jetty", err)
 	}
 	j.p = p
@@ -97,5 +115,13 @@ func (j *Jetty) Close() error {
 	if j == nil {
 		return nil
 	}
-	return j.closer.close("delete jetty", j.p.Close)
+	return j.closer.close("delete jetty", closeQueue(func() error {
+		if err := closeQueue(j.p.Close, j.sender.jfc, j.sendDepth)(); err != nil {
+			return err
+		}
+		if j.recvDepth > 0 {
+			j.receiver.jfc.give(j.recvDepth)
+		}
+		return nil
+	}, nil, 0))
 }

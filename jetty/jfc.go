@@ -100,6 +100,12 @@ type JFCConfig struct {
 	// by it: any number of queues, goroutines and processes may complete
 	// into the JFC. Providers without such locking ignore it.
 	LockFree bool
+	// AllowOverrun lets the queues that complete into the JFC hold more
+	// requests and receives than it has records (the sum of their
+	// depths above Depth): NewJFS, NewJFR and NewJetty refuse such a
+	// queue otherwise. Records that find the JFC full are lost, and a
+	// JFC_ERR async event reports it.
+	AllowOverrun bool
 }
 
 // DefaultJFCDepth is the depth of a JFC whose config leaves it zero.
@@ -116,6 +122,7 @@ type JFC struct {
 	pace spin.Pacer
 	// parks counts PollWait's sleeps, for its tests.
 	parks atomic.Int64
+	room  jfcRoom
 }
 
 // NewJFC creates a completion queue. Give it a depth at least the sum of the
@@ -132,6 +139,7 @@ func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
 		cfg.Depth = DefaultJFCDepth
 	}
 	j := &JFC{jfce: cfg.JFCE}
+	j.room.overrun = cfg.AllowOverrun
 	pc := provider.JFCConfig{Depth: cfg.Depth, ModerationCount: cfg.ModerationCount,
 		ModerationPeriod: cfg.ModerationPeriod, LockFree: cfg.LockFree, Owner: j}
 	if cfg.JFCE != nil {

@@ -96,6 +96,7 @@ func (r *receiver) Recv(buf SGE, userCtx uint64) error {
 type JFR struct {
 	receiver
 	p      provider.JFR
+	depth  int
 	closer closer
 }
 
@@ -109,11 +110,15 @@ func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
 	if err != nil {
 		return nil, opErr("create jfr", err)
 	}
-	p, err := ctx.Raw().NewJFR(pc)
-	if err != nil {
+	if err := cfg.JFC.take(pc.Depth, "JFR"); err != nil {
 		return nil, opErr("create jfr", err)
 	}
-	j.p = p
+	p, err := ctx.Raw().NewJFR(pc)
+	if err != nil {
+		cfg.JFC.give(pc.Depth)
+		return nil, opErr("create jfr", err)
+	}
+	j.p, j.depth = p, pc.Depth
 	j.receiver.post, j.receiver.kind, j.receiver.jfc = p.PostRecv, "jfr", cfg.JFC
 	j.receiver.prep, _ = p.(provider.RecvPreparer)
 	return j, nil
@@ -148,5 +153,5 @@ func (j *JFR) Close() error {
 	if j == nil {
 		return nil
 	}
-	return j.closer.close("delete jfr", j.p.Close)
+	return j.closer.close("delete jfr", closeQueue(j.p.Close, j.receiver.jfc, j.depth))
 }

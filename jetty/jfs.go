@@ -85,6 +85,7 @@ func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, e
 // imported JFR; in UM mode it sends messages only.
 type JFS struct {
 	sender
+	depth  int
 	closer closer
 }
 
@@ -101,11 +102,15 @@ func NewJFS(ctx *urma.Context, cfg JFSConfig) (*JFS, error) {
 	if err != nil {
 		return nil, opErr("create jfs", err)
 	}
-	p, err := ctx.Raw().NewJFS(pc)
-	if err != nil {
+	if err := cfg.JFC.take(pc.Depth, "JFS"); err != nil {
 		return nil, opErr("create jfs", err)
 	}
-	j.sender.p, j.sender.kind, j.sender.jfc = p, "jfs", cfg.JFC
+	p, err := ctx.Raw().NewJFS(pc)
+	if err != nil {
+		cfg.JFC.give(pc.Depth)
+		return nil, opErr("create jfs", err)
+	}
+	j.sender.p, j.sender.kind, j.sender.jfc, j.depth = p, "jfs", cfg.JFC, pc.Depth
 	return j, nil
 }
 
@@ -118,5 +123,5 @@ func (j *JFS) Close() error {
 	if j == nil {
 		return nil
 	}
-	return j.closer.close("delete jfs", j.sender.p.Close)
+	return j.closer.close("delete jfs", closeQueue(j.sender.p.Close, j.sender.jfc, j.depth))
 }

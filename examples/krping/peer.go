@@ -67,12 +67,14 @@ func newPeer(name string, o options, prov, dev string, eid int) (*peer, error) {
 	if p.ctx, err = exutil.Open(prov, dev, eid); err != nil {
 		return nil, err
 	}
-	if p.cq, err = exutil.NewCompletions(p.ctx, 2*o.txdepth+4, !o.poll); err != nil {
+	// The JFC takes the records of both queues of the Jetty.
+	const recvDepth = 16
+	if p.cq, err = exutil.NewCompletions(p.ctx, o.txdepth+2+recvDepth, !o.poll); err != nil {
 		return p, err
 	}
 	if p.jetty, err = jetty.NewJetty(p.ctx, jetty.JettyConfig{
 		Send: jetty.JFSConfig{Depth: o.txdepth + 2, Mode: jetty.RC, JFC: p.cq.JFC},
-		Recv: jetty.JFRConfig{Depth: 16, TokenPolicy: segment.TokenPlainText, Token: p.token},
+		Recv: jetty.JFRConfig{Depth: recvDepth, TokenPolicy: segment.TokenPlainText, Token: p.token},
 	}); err != nil {
 		return p, err
 	}

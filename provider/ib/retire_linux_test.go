@@ -89,7 +89,7 @@ func TestBindFromBothEndsKeepsOneConnection(t *testing.T) {
 	for round := range 10 {
 		js := make([]*jt.Jetty, 2)
 		for i, c := range ctxs {
-			jfc, err := jt.NewJFC(c, jt.JFCConfig{Depth: 16})
+			jfc, err := jt.NewJFC(c, jt.JFCConfig{}) // the depth of both of the Jetty's queues
 			require.NoError(t, err)
 			js[i], err = jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc}})
 			require.NoError(t, err)
@@ -149,7 +149,7 @@ func waitingSend(t *testing.T) (*urma.Context, *jt.JFC, *jt.Jetty) {
 		c, err := urma.Open(dev, 0, nil)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
-		jfc, err := jt.NewJFC(c, jt.JFCConfig{Depth: 64})
+		jfc, err := jt.NewJFC(c, jt.JFCConfig{}) // the depth of both of the Jetty's queues
 		require.NoError(t, err)
 		j, err := jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc, RNRRetry: 7}})
 		require.NoError(t, err)

@@ -161,7 +161,7 @@ func TestRemoteOwners(t *testing.T) {
 	l, err := segment.Alloc(a, 64, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)
 	require.NoError(t, s1.Write(r, tg.SGE(0, 8), l.SGE(0, 8), 0, 1), "write to a read-only segment")
-	small, err := jetty.NewJFC(a, jetty.JFCConfig{Depth: 1})
+	small, err := jetty.NewJFC(a, jetty.JFCConfig{Depth: 1, AllowOverrun: true}) // overflows on purpose
 	require.NoError(t, err)
 	s3, err := jetty.NewJFS(a, jetty.JFSConfig{JFC: small})
 	require.NoError(t, err)

@@ -132,7 +132,7 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 	if smallJFC {
 		rdepth = 4
 	}
-	rjfc, err := jetty.NewJFC(b, jetty.JFCConfig{Depth: rdepth})
+	rjfc, err := jetty.NewJFC(b, jetty.JFCConfig{Depth: rdepth, AllowOverrun: smallJFC}) // a small one overflows on purpose
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(b, jetty.JFRConfig{JFC: rjfc, Depth: 16, MaxSGE: 2})
 	require.NoError(t, err)

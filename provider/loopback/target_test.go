@@ -55,7 +55,7 @@ func TestRecvRecordOverrunRaisesJFCErr(t *testing.T) {
 	for _, size := range []uint32{8, 8192} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			p := newPair(t)
-			jfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{Depth: 2})
+			jfc, err := jetty.NewJFC(p.b, jetty.JFCConfig{Depth: 2, AllowOverrun: true}) // overflows on purpose
 			require.NoError(t, err)
 			jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: jfc, Depth: 8})
 			require.NoError(t, err)

@@ -206,14 +206,14 @@ type sendQueue interface {
 
 func inboxPeerKilled(t *testing.T, rc bool) {
 	x := newXProc(t)
-	jfc, err := jetty.NewJFC(x.a, jetty.JFCConfig{Depth: 64})
+	jfc, err := jetty.NewJFC(x.a, jetty.JFCConfig{Depth: 512})
 	require.NoError(t, err)
 	var sq sendQueue
 	var raw any
 	var rem *jetty.Remote
 	var recv func(jetty.SGE, uint64) error
 	if rc {
-		pjfc, err := jetty.NewJFC(x.b, jetty.JFCConfig{Depth: 64})
+		pjfc, err := jetty.NewJFC(x.b, jetty.JFCConfig{Depth: 512})
 		require.NoError(t, err)
 		pj, err := jetty.NewJetty(x.b, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: pjfc, Mode: jetty.RC}, Recv: jetty.JFRConfig{JFC: pjfc}})
 		require.NoError(t, err)

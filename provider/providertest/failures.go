@@ -254,7 +254,32 @@ func testRecvTooSmall(t *testing.T, e *env) {
 }
 
 func testJFCOverrun(t *testing.T, e *env) {
-	jfc := e.jfc(e.a, 2)
+	small := e.jfc(e.a, 2)
+	_, err := jetty.NewJFS(e.a, jetty.JFSConfig{JFC: small, Depth: 8})
+	require.ErrorIs(t, err, urma.ErrInvalid, "a JFS that can overflow its JFC")
+	require.ErrorContains(t, err, "depth 2")
+	require.ErrorContains(t, err, "at least 8")
+	// The queues that complete into a JFC share its room, and give it
+	// back when they close.
+	eight := e.jfc(e.a, 8)
+	s4, err := jetty.NewJFS(e.a, jetty.JFSConfig{JFC: eight, Depth: 4})
+	require.NoError(t, err)
+	r4, err := jetty.NewJFR(e.a, jetty.JFRConfig{JFC: eight, Depth: 4})
+	require.NoError(t, err)
+	_, err = jetty.NewJFS(e.a, jetty.JFSConfig{JFC: eight, Depth: 1})
+	require.ErrorIs(t, err, urma.ErrInvalid, "a third queue that can overflow the JFC")
+	_, err = jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: small, Depth: 1}, Recv: jetty.JFRConfig{Depth: 2}})
+	require.ErrorIs(t, err, urma.ErrInvalid, "a Jetty whose two queues can overflow their JFC")
+	require.NoError(t, s4.Close())
+	r4b, err := jetty.NewJFR(e.a, jetty.JFRConfig{JFC: eight, Depth: 4})
+	require.NoError(t, err, "the room of a closed queue is free again")
+	require.NoError(t, r4.Close())
+	require.NoError(t, r4b.Close())
+	jt, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: small, Depth: 1}, Recv: jetty.JFRConfig{Depth: 1}})
+	require.NoError(t, err, "a Jetty whose queues fit")
+	require.NoError(t, jt.Close())
+	jfc, err := jetty.NewJFC(e.a, jetty.JFCConfig{Depth: 2, AllowOverrun: true})
+	require.NoError(t, err)
 	s := e.sender(jetty.JFSConfig{JFC: jfc, Depth: 8})
 	for i := 0; i < 3; i++ {
 		require.NoError(t, s.jfs.NOP(0, uint64(i)))

@@ -23,7 +23,7 @@ func TestNextRefReturnsRecordsInOrder(t *testing.T) {
 		require.NoError(t, err)
 		c, err := NewCompletions(ctx, 64, event)
 		require.NoError(t, err)
-		jfs, err := jetty.NewJFS(ctx, jetty.JFSConfig{JFC: c.JFC})
+		jfs, err := jetty.NewJFS(ctx, jetty.JFSConfig{JFC: c.JFC, Depth: 64})
 		require.NoError(t, err)
 		for i := range 20 { // more than one poll's worth
 			require.NoError(t, jfs.NOP(0, uint64(i)))
