@@ -14,13 +14,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/jetty"
 	_ "github.com/urma-go/sdk/provider/loopback" // registers device loopback0
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
-const segToken, jfrToken = 0xc0ffee, 0x5eed // secrets a peer must present
+const segToken, jfrToken = 0xc0ffee, 0x5eed // secrets a peer must present (use random ones)
 
 func main() {
 	log.SetFlags(0)
@@ -56,12 +57,14 @@ func serve(uctx *urma.Context, jfc *jetty.JFC) {
 	check(err)
 	check(jfr.Recv(inbox.SGE(0, 256), 0))
 
-	// Descriptors are plain bytes: hand them to the peer any way you like.
-	segDesc, err := mem.Descriptor().MarshalBinary()
+	// What the client needs, descriptors and tokens, in one bundle of
+	// bytes: hand it over any way you like (here, a command line).
+	var b bootstrap.Bundle
+	b.AddSegment("mem", mem, segToken)
+	b.AddJFR("inbox", jfr, jfrToken)
+	wire, err := b.MarshalBinary()
 	check(err)
-	jfrDesc, err := jfr.Descriptor().MarshalBinary()
-	check(err)
-	fmt.Printf("go run ./examples/quickstart dial %x\n", append(segDesc, jfrDesc...))
+	fmt.Printf("go run ./examples/quickstart dial %x\n", wire)
 
 	cr := next(jfc, 5*time.Minute) // the client's SEND
 	fmt.Printf("segment holds %q\n", mem.Bytes()[:cr.Imm])
@@ -69,18 +72,13 @@ func serve(uctx *urma.Context, jfc *jetty.JFC) {
 }
 
 func dial(uctx *urma.Context, jfc *jetty.JFC, arg string) {
-	b, err := hex.DecodeString(arg)
+	wire, err := hex.DecodeString(arg)
 	check(err)
-	if len(b) < segment.DescriptorSize {
-		log.Fatalf("quickstart: dial wants the server's line, got %d bytes", len(b))
-	}
-	var segDesc segment.Descriptor
-	var jfrDesc jetty.Descriptor
-	check(segDesc.UnmarshalBinary(b[:segment.DescriptorSize]))
-	check(jfrDesc.UnmarshalBinary(b[segment.DescriptorSize:]))
-	target, err := segment.Import(uctx, segDesc, segToken)
+	var b bootstrap.Bundle
+	check(b.UnmarshalBinary(wire))
+	target, err := b.ImportSegment(uctx, "mem") // with the token the bundle carries
 	check(err)
-	server, err := jetty.ImportJFR(uctx, jfrDesc, jfrToken)
+	server, err := b.Import(uctx, "inbox")
 	check(err)
 	jfs, err := jetty.NewJFS(uctx, jetty.JFSConfig{Depth: 16, JFC: jfc})
 	check(err)

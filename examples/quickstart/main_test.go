@@ -42,8 +42,8 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"dial"}, 2, "usage:"},
 		{[]string{"serve", "extra"}, 2, "usage:"},
 		{[]string{"dial", "zz"}, 1, "quickstart: encoding/hex: invalid byte"},
-		{[]string{"dial", "0102"}, 1, "quickstart: dial wants the server's line, got 2 bytes"},
-		{[]string{"dial", strings.Repeat("00", 48+32)}, 1, "quickstart: "},
+		{[]string{"dial", "0102"}, 1, "quickstart: bootstrap: not a bundle"},
+		{[]string{"dial", strings.Repeat("00", 48+32)}, 1, "quickstart: bootstrap: not a bundle"},
 	} {
 		p := extest.Start(t, "quickstart", bin, tc.args...)
 		out, err := p.Wait(30 * time.Second)
