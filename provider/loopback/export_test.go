@@ -15,8 +15,8 @@ import (
 // is under way.
 func SetRuns(on bool) { runsOff = !on }
 
-// SetInboxEntryHook runs f in an inbox delivery right before it reads each
-// message (nil: nothing), and returns the restore. Only while no delivery
+// SetInboxEntryHook runs f first thing whenever an inbox's message is read
+// (nil: nothing), and returns the restore. Only while no delivery
 // is under way.
 func SetInboxEntryHook(f func()) func() {
 	inboxEntryHook = f

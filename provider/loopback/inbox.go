@@ -201,6 +201,9 @@ func (b *inbox) peek(pos uint64, e *inboxEntry) bool {
 // repair made that one a hole) for a one-cell hole; false when nothing is
 // published at pos.
 func (b *inbox) entryAt(pos uint64, e *inboxEntry) bool {
+	if inboxEntryHook != nil {
+		inboxEntryHook()
+	}
 	if b.peek(pos, e) {
 		return true
 	}

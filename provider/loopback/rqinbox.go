@@ -256,9 +256,10 @@ func (q *recvq) deliverInbox(max int, out []provider.CR) int {
 	return n
 }
 
-// inboxEntryHook, set only by tests, runs in deliverLocked right before it
-// reads each message: a test posts there what must land in the middle of a
-// delivery.
+// inboxEntryHook, set only by tests, runs first thing when an inbox's
+// message is read (inbox.entryAt): a test posts there what must land in
+// the middle of a delivery. In the read itself, so that nothing a
+// delivery does before the read can come after the hook.
 var inboxEntryHook func()
 
 // deliverLocked delivers v's inbox's messages in order, up to max of them
@@ -278,9 +279,6 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 	for n := 0; n < max && pos < until; n++ {
 		if out != nil && made == len(out) {
 			break
-		}
-		if inboxEntryHook != nil {
-			inboxEntryHook()
 		}
 		if !b.entryAt(pos, &e) {
 			break
