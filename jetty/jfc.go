@@ -32,7 +32,9 @@ func NewJFCE(ctx *urma.Context) (*JFCE, error) {
 	if err != nil {
 		return nil, opErr("create jfce", err)
 	}
-	return &JFCE{p: p}, nil
+	// The waiters' bookkeeping is made here, not at the first wait, which
+	// may be in a timed loop.
+	return &JFCE{p: p, scratch: make([]any, 8), waiting: waiting{waiters: map[*JFC]int{}}}, nil
 }
 
 // Wait blocks until at least one JFC of the channel has an event, fills
