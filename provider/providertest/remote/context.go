@@ -194,6 +194,13 @@ func (c *pContext) AsyncEvent(ctx context.Context) (provider.AsyncEvent, error) 
 		err = <-done
 	}
 	if err != nil {
+		if _, ok := ctx.Deadline(); ok && errors.Is(err, provider.ErrTimeout) {
+			// The peer's timer can fire before ours runs: ctx.Err stays nil
+			// until then even though the deadline has passed. The caller's
+			// deadline is the one that counts, and it is at most that
+			// moment away.
+			<-ctx.Done()
+		}
 		if ctx.Err() != nil {
 			// The peer's context error crossed the wire as a status or as
 			// text; give the caller its own, in the SDK's convention.
