@@ -72,7 +72,7 @@ func ExampleJFS_Write() {
 		log.Fatal(err)
 	}
 	cr := pollOne(jfc)
-	fmt.Println(cr.Opcode, cr.Status, "len", cr.Len, "ctx", cr.UserCtx)
+	fmt.Println(cr.WROpcode, cr.Status, "len", cr.Len, "ctx", cr.UserCtx)
 	fmt.Printf("server memory: %q\n", mem.Bytes()[:11])
 	// Output:
 	// WRITE SUCCESS len 11 ctx 42
@@ -103,14 +103,14 @@ func ExampleJFR_Recv() {
 	}
 
 	send := pollOne(cjfc)
-	fmt.Println("sender:", send.Opcode, send.Status)
+	fmt.Println("sender:", send.WROpcode, send.Status)
 	recv := pollOne(sjfc)
 	fmt.Println("receiver:", recv.Opcode, recv.Status, "ctx", recv.UserCtx, "imm", fmt.Sprintf("%#x", recv.Imm),
 		"recv flag", recv.Flags&jetty.CRRecv != 0)
 	fmt.Printf("received: %q\n", buf.Bytes()[:recv.Len])
 	// Output:
 	// sender: SEND_IMM SUCCESS
-	// receiver: SEND_IMM SUCCESS ctx 7 imm 0xabc recv flag true
+	// receiver: SEND_WITH_IMM SUCCESS ctx 7 imm 0xabc recv flag true
 	// received: "ping"
 }
 
@@ -200,7 +200,7 @@ func ExampleJFC_PollWait() {
 	// The sender's own record, polled the same way (its JFC has no JFCE,
 	// so it only spins).
 	n = must(cjfc.PollWait(ctx, crs, 0))
-	fmt.Println(n, crs[0].Opcode, crs[0].Status)
+	fmt.Println(n, crs[0].WROpcode, crs[0].Status)
 	// Output:
 	// 1 SEND SUCCESS ping
 	// 1 SEND SUCCESS
@@ -233,7 +233,7 @@ func ExamplePrepared() {
 			log.Fatal(err)
 		}
 		cr := pollOne(jfc)
-		fmt.Println(cr.Opcode, cr.Status, "ctx", cr.UserCtx, "old", binary.NativeEndian.Uint64(result.Bytes()))
+		fmt.Println(cr.WROpcode, cr.Status, "ctx", cr.UserCtx, "old", binary.NativeEndian.Uint64(result.Bytes()))
 	}
 	fmt.Println("counter", binary.NativeEndian.Uint64(counter.Bytes()))
 	// Output:

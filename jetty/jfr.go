@@ -128,17 +128,33 @@ func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
 func (j *JFR) Descriptor() Descriptor { return j.p.Desc() }
 
 // Query returns the queue's id, state, mode, depth and occupancy.
-func (j *JFR) Query() (Attr, error) {
+func (j *JFR) Query() (JFRAttr, error) {
 	a, err := j.p.Query()
 	if err != nil {
-		return a, opErr("jfr query", err)
+		return JFRAttr{}, opErr("jfr query", err)
 	}
-	return a, nil
+	st, ok := jfrStateOf(a.State)
+	if !ok {
+		return JFRAttr{}, opErr("jfr query", provider.Errorf(urma.ErrFail, "provider reports JFR state %v", a.State))
+	}
+	return JFRAttr{ID: a.ID, State: st, Mode: a.Mode, Depth: a.Depth, Outstanding: a.Outstanding}, nil
 }
 
-// Modify changes the JFR's state.
-func (j *JFR) Modify(st State) error {
-	if err := j.p.Modify(st); err != nil {
+// Modify changes the JFR's state: to JFRStateError, or from
+// JFRStateError to JFRStateReset and then JFRStateReady to use it again.
+func (j *JFR) Modify(st JFRState) error {
+	var ps provider.State
+	switch st {
+	case JFRStateReset:
+		ps = provider.StateReset
+	case JFRStateReady:
+		ps = provider.StateReady
+	case JFRStateError:
+		ps = provider.StateError
+	default:
+		return opErr("jfr modify", provider.Errorf(urma.ErrInvalid, "unknown JFR state %v", st))
+	}
+	if err := j.p.Modify(ps); err != nil {
 		return opErr("jfr modify", err)
 	}
 	return nil

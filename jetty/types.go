@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
 )
 
 // WR is a send-side work request; see provider.WR for which fields each
@@ -28,23 +29,38 @@ type Flags = provider.WRFlags
 
 // Request flags.
 const (
-	Signaled   = provider.FlagSignaled
-	Solicited  = provider.FlagSolicited
-	Fence      = provider.FlagFence
-	Inline     = provider.FlagInline
-	PlaceOrder = provider.FlagPlaceOrder
-	CompOrder  = provider.FlagCompOrder
+	Signaled    = provider.FlagSignaled
+	Solicited   = provider.FlagSolicited
+	Fence       = provider.FlagFence
+	Inline      = provider.FlagInline
+	RelaxOrder  = provider.FlagPlaceOrderRelax
+	StrongOrder = provider.FlagPlaceOrderStrong
+	CompOrder   = provider.FlagCompOrder
 )
 
 // CRFlags describe a completion record.
 type CRFlags = provider.CRFlags
 
+// CROpcode is what a receive-side record completed (urma_cr_opcode_t).
+type CROpcode = provider.CROpcode
+
+// Receive completion opcodes.
+const (
+	CRSend           = provider.CROpSend
+	CRSendImm        = provider.CROpSendImm
+	CRSendInvalidate = provider.CROpSendInvalidate
+	CRWriteImm       = provider.CROpWriteImm
+	CRFlushWrite     = provider.CROpFlushWrite
+)
+
 // Completion record flags.
 const (
-	CRRecv      = provider.CRFlagRecv
-	CRJetty     = provider.CRFlagJetty
-	CRImm       = provider.CRFlagImm
-	CRSolicited = provider.CRFlagSolicited
+	CRRecv         = provider.CRFlagRecv
+	CRJetty        = provider.CRFlagJetty
+	CRSuspendDone  = provider.CRFlagSuspendDone
+	CRFlushErrDone = provider.CRFlagFlushErrDone
+	CRImm          = provider.CRFlagImm
+	CRSolicited    = provider.CRFlagSolicited
 )
 
 // Mode is a transport mode.
@@ -93,3 +109,48 @@ func (e *PostError) Error() string {
 
 // Unwrap returns the cause.
 func (e *PostError) Unwrap() error { return e.Err }
+
+// JFRState is the state of a JFR, with the values of urma_jfr_state_t.
+type JFRState uint8
+
+// JFR states.
+const (
+	JFRStateReset JFRState = 0
+	JFRStateReady JFRState = 1
+	JFRStateError JFRState = 2
+)
+
+// String returns the URMA name.
+func (s JFRState) String() string {
+	switch s {
+	case JFRStateReset:
+		return "RESET"
+	case JFRStateReady:
+		return "READY"
+	case JFRStateError:
+		return "ERROR"
+	}
+	return fmt.Sprintf("JFRState(%d)", uint8(s))
+}
+
+func jfrStateOf(s provider.State) (JFRState, bool) {
+	switch s {
+	case provider.StateReset:
+		return JFRStateReset, true
+	case provider.StateReady:
+		return JFRStateReady, true
+	case provider.StateError:
+		return JFRStateError, true
+	}
+	return 0, false
+}
+
+// JFRAttr is what JFR.Query reports.
+type JFRAttr struct {
+	ID    urma.JettyID
+	State JFRState
+	Mode  Mode
+	Depth int
+	// Outstanding is the number of posted receives not yet consumed.
+	Outstanding int
+}

@@ -40,6 +40,62 @@ func (a AtomicOps) String() string {
 	return s
 }
 
+// TransportType is a device's transport, with the values of
+// urma_transport_type_t; the transports UMDK does not define are
+// extensions numbered from 0x100.
+type TransportType int
+
+// Transport types.
+const (
+	TransportInvalid TransportType = -1
+	// TransportUB is UnifiedBus, UMDK's own transport.
+	TransportUB TransportType = 0
+	// TransportLoopback is this SDK's shared-memory provider.
+	TransportLoopback TransportType = 0x100
+	// TransportIB, TransportRoCE and TransportIWARP are verbs devices.
+	TransportIB    TransportType = 0x101
+	TransportRoCE  TransportType = 0x102
+	TransportIWARP TransportType = 0x103
+)
+
+// String returns "UB", "loopback", "InfiniBand", "RoCE" or "iWARP".
+func (t TransportType) String() string {
+	switch t {
+	case TransportInvalid:
+		return "INVALID"
+	case TransportUB:
+		return "UB"
+	case TransportLoopback:
+		return "loopback"
+	case TransportIB:
+		return "InfiniBand"
+	case TransportRoCE:
+		return "RoCE"
+	case TransportIWARP:
+		return "iWARP"
+	}
+	return fmt.Sprintf("TransportType(%#x)", int(t))
+}
+
+// MarshalText is the String form, so that JSON shows a name.
+func (t TransportType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText parses what MarshalText wrote.
+func (t *TransportType) UnmarshalText(b []byte) error {
+	for _, v := range []TransportType{TransportInvalid, TransportUB, TransportLoopback, TransportIB, TransportRoCE, TransportIWARP} {
+		if string(b) == v.String() {
+			*t = v
+			return nil
+		}
+	}
+	var n int
+	if _, err := fmt.Sscanf(string(b), "TransportType(%v)", &n); err == nil {
+		*t = TransportType(n)
+		return nil
+	}
+	return Errorf(ErrInvalid, "unknown transport %q", b)
+}
+
 // PortState is the state of a device port.
 type PortState uint8
 
@@ -74,8 +130,8 @@ type PortAttr struct {
 // DeviceAttr holds a device's capabilities (the part of urma_device_attr_t
 // that applies to every provider).
 type DeviceAttr struct {
-	// Transport is "loopback", "InfiniBand", "RoCE", "iWARP", ...
-	Transport string
+	// Transport is how the device reaches its peers.
+	Transport TransportType
 	GUID      uint64
 	MaxJFC    int
 	MaxJFS    int

@@ -26,6 +26,10 @@ var segMagic = [4]byte{'U', 'R', 'S', 'G'}
 
 const descVersion = 1
 
+// jettyDescVersion 2 encodes the kind with urma_target_type_t's values
+// (a JFR is 0); version 1 numbered kinds otherwise and is refused.
+const jettyDescVersion = 2
+
 // String is a one-line human form.
 func (d SegmentDesc) String() string {
 	return fmt.Sprintf("seg{eid=%v uasid=%d va=%#x len=%d access=%v token=%v/%d}",
@@ -103,22 +107,27 @@ func (d *SegmentDesc) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// JettyKind says whether a JettyDesc names a JFR or a Jetty.
+// JettyKind says what a JettyDesc names, with the values of
+// urma_target_type_t.
 type JettyKind uint8
 
 // Kinds of remote receive endpoints.
 const (
-	KindJFR   JettyKind = 1
-	KindJetty JettyKind = 2
+	KindJFR   JettyKind = 0
+	KindJetty JettyKind = 1
+	// KindJettyGroup is a jetty group, which no provider offers yet.
+	KindJettyGroup JettyKind = 2
 )
 
-// String returns "jfr" or "jetty".
+// String returns the URMA name: "JFR", "JETTY" or "JETTY_GROUP".
 func (k JettyKind) String() string {
 	switch k {
 	case KindJFR:
-		return "jfr"
+		return "JFR"
 	case KindJetty:
-		return "jetty"
+		return "JETTY"
+	case KindJettyGroup:
+		return "JETTY_GROUP"
 	}
 	return fmt.Sprintf("JettyKind(%d)", uint8(k))
 }
@@ -154,6 +163,9 @@ func (d JettyDesc) String() string {
 
 // Validate checks the kind, mode and token policy.
 func (d JettyDesc) Validate() error {
+	if d.Kind == KindJettyGroup {
+		return Errorf(ErrNotSupported, "jetty descriptor: jetty groups are not supported")
+	}
 	if d.Kind != KindJFR && d.Kind != KindJetty {
 		return Errorf(ErrInvalid, "jetty descriptor: unknown kind %d", d.Kind)
 	}
@@ -174,7 +186,7 @@ func (d JettyDesc) MarshalBinary() ([]byte, error) {
 	}
 	b := make([]byte, 0, JettyDescSize)
 	b = append(b, jettyMagic[:]...)
-	b = append(b, descVersion, byte(d.Kind), byte(d.Mode), byte(d.TokenPolicy))
+	b = append(b, jettyDescVersion, byte(d.Kind), byte(d.Mode), byte(d.TokenPolicy))
 	b = append(b, d.ID.EID[:]...)
 	b = binary.BigEndian.AppendUint32(b, d.ID.UASID)
 	b = binary.BigEndian.AppendUint32(b, d.ID.ID)
@@ -189,7 +201,7 @@ func (d *JettyDesc) UnmarshalBinary(b []byte) error {
 	if [4]byte(b[:4]) != jettyMagic {
 		return Errorf(ErrInvalid, "jetty descriptor: bad magic %q", b[:4])
 	}
-	if b[4] != descVersion {
+	if b[4] != jettyDescVersion {
 		return Errorf(ErrInvalid, "jetty descriptor: unsupported version %d", b[4])
 	}
 	v := JettyDesc{

@@ -161,8 +161,8 @@ func TestJettyDescRejects(t *testing.T) {
 		"short":        good[:31],
 		"long":         append(append([]byte(nil), good...), 0),
 		"magic":        mut(func(b []byte) { copy(b, "URSG") }),
-		"version":      mut(func(b []byte) { b[4] = 2 }),
-		"kind 0":       mut(func(b []byte) { b[5] = 0 }),
+		"version 1":    mut(func(b []byte) { b[4] = 1 }),
+		"version 3":    mut(func(b []byte) { b[4] = 3 }),
 		"kind 3":       mut(func(b []byte) { b[5] = 3 }),
 		"mode 0":       mut(func(b []byte) { b[6] = 0 }),
 		"mode RM|RC":   mut(func(b []byte) { b[6] = byte(provider.RM | provider.RC) }),
@@ -177,6 +177,10 @@ func TestJettyDescRejects(t *testing.T) {
 			assert.Equal(t, jettyDesc(), d, "a rejected input must not change the value")
 		})
 	}
+	group := mut(func(b []byte) { b[5] = byte(provider.KindJettyGroup) })
+	d := jettyDesc()
+	require.ErrorIs(t, d.UnmarshalBinary(group), provider.ErrNotSupported, "a jetty group descriptor")
+	assert.Equal(t, jettyDesc(), d)
 	_, err = provider.JettyDesc{Kind: provider.KindJFR}.MarshalBinary()
 	assert.ErrorIs(t, err, provider.ErrInvalid, "zero mode")
 }
@@ -184,7 +188,7 @@ func TestJettyDescRejects(t *testing.T) {
 func TestDescStrings(t *testing.T) {
 	assert.Equal(t, "seg{eid=::ffff:127.0.0.3 uasid=16909060 va=0x7f0000001000 len=1048576 access=READ|WRITE|ATOMIC token=PLAIN_TEXT/2695938256}",
 		segDesc().String())
-	assert.Equal(t, "jetty{fe80::9/5/3735928559 mode=RC token=PLAIN_TEXT}", jettyDesc().String())
+	assert.Equal(t, "JETTY{fe80::9/5/3735928559 mode=RC token=PLAIN_TEXT}", jettyDesc().String())
 	assert.Equal(t, "fe80::9/5/3735928559", jettyDesc().ID.String())
 }
 

@@ -55,6 +55,46 @@ func (o Opcode) IsOneSided() bool {
 // IsSend reports whether the opcode consumes a receive at the target.
 func (o Opcode) IsSend() bool { return o == OpSend || o == OpSendImm || o == OpSendInvalidate }
 
+// CROpcode is what a receive-side completion record completed, with the
+// values of urma_cr_opcode_t. Send-side records carry the request's Opcode
+// in CR.WROpcode instead.
+type CROpcode uint8
+
+// Receive completion opcodes.
+const (
+	CROpSend           CROpcode = 0x00
+	CROpSendImm        CROpcode = 0x01
+	CROpSendInvalidate CROpcode = 0x02
+	CROpWriteImm       CROpcode = 0x03
+	CROpFlushWrite     CROpcode = 0x04
+)
+
+var crOpcodeNames = [...]string{"SEND", "SEND_WITH_IMM", "SEND_WITH_INV", "WRITE_WITH_IMM", "FLUSH_WRITE"}
+
+// String returns the URMA name without the URMA_CR_OPC_ prefix.
+func (o CROpcode) String() string {
+	if int(o) < len(crOpcodeNames) {
+		return crOpcodeNames[o]
+	}
+	return fmt.Sprintf("CROpcode(%#x)", uint8(o))
+}
+
+// CROpcodeOf is the receive-side opcode of a message sent with op; ok is
+// false for opcodes that consume no receive.
+func CROpcodeOf(op Opcode) (CROpcode, bool) {
+	switch op {
+	case OpSend:
+		return CROpSend, true
+	case OpSendImm:
+		return CROpSendImm, true
+	case OpSendInvalidate:
+		return CROpSendInvalidate, true
+	case OpWriteImm:
+		return CROpWriteImm, true
+	}
+	return 0, false
+}
+
 // CRStatus is the status of a completion record, with the values of
 // urma_cr_status_t.
 type CRStatus uint8
@@ -276,40 +316,66 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
-// WRFlags are the per-request flags of urma_jfs_wr_flag_t.
-type WRFlags uint8
+// WRFlags are the per-request flags, with the bit positions of
+// urma_jfs_wr_flag_t.
+type WRFlags uint32
 
 // Work request flags.
 const (
-	// FlagSignaled asks for a completion record on success (complete_enable).
-	// Errors always produce one.
-	FlagSignaled WRFlags = 1 << iota
-	// FlagSolicited raises a solicited event at the receiver (solicited_enable).
-	FlagSolicited
+	// FlagPlaceOrderRelax and FlagPlaceOrderStrong are the two values of
+	// the two-bit place_order field: URMA's requests for ordered placement
+	// relative to earlier requests. FlagCompOrder asks for completion in
+	// order with earlier requests. No provider offers more order than
+	// every request already has, so Post refuses them with
+	// ErrNotSupported.
+	FlagPlaceOrderRelax  WRFlags = 0x1
+	FlagPlaceOrderStrong WRFlags = 0x2
+	FlagCompOrder        WRFlags = 1 << 2
 	// FlagFence waits for earlier reads and atomics of the queue to finish.
-	FlagFence
+	FlagFence WRFlags = 1 << 3
+	// FlagSolicited raises a solicited event at the receiver (solicited_enable).
+	FlagSolicited WRFlags = 1 << 4
+	// FlagSignaled asks for a completion record on success
+	// (complete_enable). Errors always produce one.
+	FlagSignaled WRFlags = 1 << 5
 	// FlagInline copies the data into the request at post time: WR.Inline
-	// holds it and needs no registration.
-	FlagInline
-	// FlagPlaceOrder and FlagCompOrder are URMA's requests for ordered
-	// placement and completion relative to earlier requests. No provider
-	// offers more order than every request already has, so Post refuses
-	// them with ErrNotSupported; they keep UMDK's bit positions.
-	FlagPlaceOrder
-	FlagCompOrder
+	// holds it and needs no registration (inline_flag).
+	FlagInline WRFlags = 1 << 6
+
+	// FlagPlaceOrderMask covers the place_order field.
+	FlagPlaceOrderMask WRFlags = 0x3
+	// WRFlagsKnown is every bit UMDK defines.
+	WRFlagsKnown = FlagPlaceOrderMask | FlagCompOrder | FlagFence | FlagSolicited | FlagSignaled | FlagInline
 )
 
-// String lists the flags.
+// String lists the flags with UMDK's field names.
 func (f WRFlags) String() string {
-	names := []string{"SIGNALED", "SOLICITED", "FENCE", "INLINE", "PLACE_ORDER", "COMP_ORDER"}
 	s := ""
-	for i, n := range names {
-		if f&(1<<i) != 0 {
-			if s != "" {
-				s += "|"
-			}
-			s += n
+	add := func(n string) {
+		if s != "" {
+			s += "|"
 		}
+		s += n
+	}
+	switch f & FlagPlaceOrderMask {
+	case FlagPlaceOrderRelax:
+		add("RELAX_ORDER")
+	case FlagPlaceOrderStrong:
+		add("STRONG_ORDER")
+	case FlagPlaceOrderMask:
+		add("PLACE_ORDER(3)")
+	}
+	for _, b := range []struct {
+		bit  WRFlags
+		name string
+	}{{FlagCompOrder, "COMP_ORDER"}, {FlagFence, "FENCE"}, {FlagSolicited, "SOLICITED_ENABLE"},
+		{FlagSignaled, "COMPLETE_ENABLE"}, {FlagInline, "INLINE"}} {
+		if f&b.bit != 0 {
+			add(b.name)
+		}
+	}
+	if rest := f &^ WRFlagsKnown; rest != 0 {
+		add(fmt.Sprintf("%#x", uint32(rest)))
 	}
 	if s == "" {
 		return "0"
@@ -317,17 +383,53 @@ func (f WRFlags) String() string {
 	return s
 }
 
-// CRFlags describe a completion record.
-type CRFlags uint8
+// CRFlags describe a completion record: bits 0-3 are urma_cr_flag_t's,
+// bits 8 and up are extensions of this SDK that UMDK's eight-bit flag
+// cannot hold.
+type CRFlags uint16
 
 // Completion record flags.
 const (
 	// CRFlagRecv marks a record of a receive (the s_r bit).
-	CRFlagRecv CRFlags = 1 << iota
+	CRFlagRecv CRFlags = 1 << 0
 	// CRFlagJetty marks a record of a Jetty rather than a JFS or JFR.
-	CRFlagJetty
-	// CRFlagImm marks a record that carries immediate data.
-	CRFlagImm
-	// CRFlagSolicited marks a receive of a solicited message.
-	CRFlagSolicited
+	CRFlagJetty CRFlags = 1 << 1
+	// CRFlagSuspendDone and CRFlagFlushErrDone mark the records a device
+	// writes when a suspended or flushed queue has finished (suspend_done,
+	// flush_err_done).
+	CRFlagSuspendDone  CRFlags = 1 << 2
+	CRFlagFlushErrDone CRFlags = 1 << 3
+	// CRFlagImm marks a record that carries immediate data (an extension:
+	// UMDK tells it by the opcode).
+	CRFlagImm CRFlags = 1 << 8
+	// CRFlagSolicited marks a receive of a solicited message (an extension).
+	CRFlagSolicited CRFlags = 1 << 9
 )
+
+// String lists the flags.
+func (f CRFlags) String() string {
+	s := ""
+	for _, b := range []struct {
+		bit  CRFlags
+		name string
+	}{{CRFlagRecv, "RECV"}, {CRFlagJetty, "JETTY"}, {CRFlagSuspendDone, "SUSPEND_DONE"},
+		{CRFlagFlushErrDone, "FLUSH_ERR_DONE"}, {CRFlagImm, "IMM"}, {CRFlagSolicited, "SOLICITED"}} {
+		if f&b.bit != 0 {
+			if s != "" {
+				s += "|"
+			}
+			s += b.name
+			f &^= b.bit
+		}
+	}
+	if f != 0 {
+		if s != "" {
+			s += "|"
+		}
+		s += fmt.Sprintf("%#x", uint16(f))
+	}
+	if s == "" {
+		return "0"
+	}
+	return s
+}

@@ -59,7 +59,7 @@ func TestCRStatusString(t *testing.T) {
 	}
 	assert.Equal(t, "CRStatus(17)", provider.CRStatus(17).String())
 	assert.Equal(t, "SIGNATURE_ERR", provider.CRSignatureErr.String())
-	cr := provider.CR{Status: provider.CRSignatureErr, Opcode: provider.OpRead}
+	cr := provider.CR{Status: provider.CRSignatureErr, WROpcode: provider.OpRead}
 	assert.ErrorIs(t, cr.Err(), provider.ErrSignature)
 	cr.Status = provider.CRLocDataPoison
 	assert.NotErrorIs(t, cr.Err(), provider.ErrSignature)
@@ -88,13 +88,16 @@ func TestSmallEnumStrings(t *testing.T) {
 		provider.StateError: "ERROR", provider.State(4): "State(4)",
 		provider.PortNoState: "NOP", provider.PortDown: "DOWN", provider.PortInit: "INIT", provider.PortArmed: "ARMED",
 		provider.PortActive: "ACTIVE", provider.PortActiveDefer: "ACTIVE_DEFER", provider.PortState(6): "PortState(6)",
-		provider.KindJFR: "jfr", provider.KindJetty: "jetty", provider.JettyKind(0): "JettyKind(0)",
-		provider.LogError: "ERROR", provider.LogWarning: "WARNING", provider.LogInfo: "INFO", provider.LogDebug: "DEBUG",
-		provider.LogLevel(9):     "LogLevel(9)",
+		provider.KindJFR: "JFR", provider.KindJetty: "JETTY", provider.KindJettyGroup: "JETTY_GROUP", provider.JettyKind(3): "JettyKind(3)",
+		provider.LogEmerg: "EMERG", provider.LogError: "ERR", provider.LogNotice: "NOTICE", provider.LogWarning: "WARNING", provider.LogInfo: "INFO", provider.LogDebug: "DEBUG",
+		provider.LogLevel(9): "LogLevel(9)", provider.LogLevel(-1): "LogLevel(-1)",
 		provider.AccessLocalOnly: "LOCAL_ONLY", provider.AccessRead | provider.AccessWrite: "READ|WRITE",
 		provider.Access(0): "NONE", provider.AccessRead | provider.Access(0x30): "READ|0x30",
-		provider.WRFlags(0): "0", provider.FlagSignaled | provider.FlagFence: "SIGNALED|FENCE",
-		provider.FlagSolicited | provider.FlagInline | provider.FlagPlaceOrder | provider.FlagCompOrder: "SOLICITED|INLINE|PLACE_ORDER|COMP_ORDER",
+		provider.WRFlags(0): "0", provider.FlagSignaled | provider.FlagFence: "FENCE|COMPLETE_ENABLE",
+		provider.FlagSolicited | provider.FlagInline | provider.FlagPlaceOrderStrong | provider.FlagCompOrder: "STRONG_ORDER|COMP_ORDER|SOLICITED_ENABLE|INLINE",
+		provider.FlagPlaceOrderRelax | provider.WRFlags(1<<9):                                                 "RELAX_ORDER|0x200",
+		provider.CRFlags(0): "0", provider.CRFlagRecv | provider.CRFlagImm | provider.CRFlags(1<<12): "RECV|IMM|0x1000",
+		provider.CROpSend: "SEND", provider.CROpWriteImm: "WRITE_WITH_IMM", provider.CROpcode(9): "CROpcode(0x9)",
 		provider.AtomicOps(0): "none", provider.AtomicOpsOf(provider.OpCAS, provider.OpFXor, provider.OpWrite): "CAS,FXOR",
 	} {
 		assert.Equal(t, want, v.String())
@@ -163,5 +166,5 @@ func TestLog(t *testing.T) {
 	provider.Logf(provider.LogInfo, "i")
 	provider.SetLog(nil, provider.LogDebug)
 	provider.Logf(provider.LogError, "dropped")
-	assert.Equal(t, []string{"ERROR e1", "WARNING w"}, got)
+	assert.Equal(t, []string{"ERR e1", "WARNING w"}, got)
 }

@@ -111,7 +111,7 @@ func TestCRErr(t *testing.T) {
 	ok := provider.CR{Status: provider.CRSuccess}
 	assert.True(t, ok.OK())
 	assert.NoError(t, ok.Err())
-	bad := provider.CR{Status: provider.CRRemAccessAbortErr, Opcode: provider.OpWrite, UserCtx: 0x2a}
+	bad := provider.CR{Status: provider.CRRemAccessAbortErr, WROpcode: provider.OpWrite, UserCtx: 0x2a}
 	assert.False(t, bad.OK())
 	var ce *provider.CRError
 	require.True(t, errors.As(bad.Err(), &ce))
@@ -120,10 +120,10 @@ func TestCRErr(t *testing.T) {
 }
 
 func TestCRString(t *testing.T) {
-	cr := provider.CR{Status: provider.CRSuccess, Opcode: provider.OpSendImm, Len: 4, UserCtx: 7, LocalID: 3,
+	cr := provider.CR{Status: provider.CRSuccess, Opcode: provider.CROpSendImm, Len: 4, UserCtx: 7, LocalID: 3,
 		Flags: provider.CRFlagRecv | provider.CRFlagImm | provider.CRFlagSolicited, Imm: 0xabc}
-	assert.Equal(t, "cr{recv SEND_IMM SUCCESS len=4 ctx=0x7 local=3 remote=::/0/0 imm=0xabc solicited}", cr.String())
-	cr = provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpRead, LocalID: 1}
+	assert.Equal(t, "cr{recv SEND_WITH_IMM SUCCESS len=4 ctx=0x7 local=3 remote=::/0/0 imm=0xabc solicited}", cr.String())
+	cr = provider.CR{Status: provider.CRWRFlushErr, WROpcode: provider.OpRead, LocalID: 1}
 	assert.Equal(t, "cr{send READ WR_FLUSH_ERR len=0 ctx=0x0 local=1 remote=::/0/0}", cr.String())
 }
 

@@ -5,28 +5,28 @@ import (
 	"sync/atomic"
 )
 
-// LogLevel orders log messages.
+// LogLevel is a log message's severity, with the syslog values of
+// urma_vlog_level_t: a smaller value is more severe.
 type LogLevel int
 
 // Log levels.
 const (
-	LogError LogLevel = iota
-	LogWarning
-	LogInfo
-	LogDebug
+	LogEmerg   LogLevel = 0
+	LogAlert   LogLevel = 1
+	LogCrit    LogLevel = 2
+	LogError   LogLevel = 3
+	LogWarning LogLevel = 4
+	LogNotice  LogLevel = 5
+	LogInfo    LogLevel = 6
+	LogDebug   LogLevel = 7
 )
 
-// String returns the level's name.
+var logLevelNames = [...]string{"EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO", "DEBUG"}
+
+// String returns the level's name, as URMA_VLOG_LEVEL_ spells it.
 func (l LogLevel) String() string {
-	switch l {
-	case LogError:
-		return "ERROR"
-	case LogWarning:
-		return "WARNING"
-	case LogInfo:
-		return "INFO"
-	case LogDebug:
-		return "DEBUG"
+	if l >= 0 && int(l) < len(logLevelNames) {
+		return logLevelNames[l]
 	}
 	return fmt.Sprintf("LogLevel(%d)", int(l))
 }

@@ -75,11 +75,15 @@ type RecvWR struct {
 // CR is a completion record (urma_cr_t).
 type CR struct {
 	Status CRStatus
-	// Opcode is the work request's opcode for send-side records; for
-	// receive-side records (Flags has CRFlagRecv) it is SEND, SEND_IMM,
-	// SEND_INVALIDATE or WRITE_IMM, as urma_cr_opcode_t distinguishes.
-	Opcode Opcode
-	Flags  CRFlags
+	// Opcode is what a receive-side record (Flags has CRFlagRecv)
+	// completed: a SEND, SEND_IMM, SEND_INVALIDATE or WRITE_IMM, as
+	// urma_cr_opcode_t distinguishes. It is zero on send-side records.
+	Opcode CROpcode
+	// WROpcode is the opcode of the request a send-side record completes
+	// (an extension: urma_cr_t has no such field). It is zero on
+	// receive-side records.
+	WROpcode Opcode
+	Flags    CRFlags
 	// Len is completion_len: bytes received, or bytes moved by a send-side
 	// request.
 	Len     uint32
@@ -100,7 +104,7 @@ func (c *CR) Err() error {
 	if c.Status == CRSuccess {
 		return nil
 	}
-	return &CRError{Status: c.Status, Opcode: c.Opcode, UserCtx: c.UserCtx}
+	return &CRError{Status: c.Status, Opcode: c.WROpcode, Recv: c.Flags&CRFlagRecv != 0, RecvOpcode: c.Opcode, UserCtx: c.UserCtx}
 }
 
 // String is a readable one-line form.
@@ -109,7 +113,11 @@ func (c CR) String() string {
 	if c.Flags&CRFlagRecv != 0 {
 		side = "recv"
 	}
-	s := fmt.Sprintf("cr{%s %v %v len=%d ctx=%#x local=%d remote=%v", side, c.Opcode, c.Status,
+	op := c.WROpcode.String()
+	if side == "recv" {
+		op = c.Opcode.String()
+	}
+	s := fmt.Sprintf("cr{%s %s %v len=%d ctx=%#x local=%d remote=%v", side, op, c.Status,
 		c.Len, c.UserCtx, c.LocalID, c.RemoteID)
 	if c.Flags&CRFlagImm != 0 {
 		s += fmt.Sprintf(" imm=%#x", c.Imm)
@@ -122,13 +130,20 @@ func (c CR) String() string {
 
 // CRError is the error form of a failed completion record.
 type CRError struct {
-	Status  CRStatus
-	Opcode  Opcode
-	UserCtx uint64
+	Status CRStatus
+	// Opcode is the failed request's opcode (send side).
+	Opcode Opcode
+	// Recv tells a receive-side record, whose RecvOpcode applies.
+	Recv       bool
+	RecvOpcode CROpcode
+	UserCtx    uint64
 }
 
 // Error names the status, opcode and user context.
 func (e *CRError) Error() string {
+	if e.Recv {
+		return fmt.Sprintf("urma: receive (%v) completed with %v (ctx %#x)", e.RecvOpcode, e.Status, e.UserCtx)
+	}
 	return fmt.Sprintf("urma: %v completed with %v (ctx %#x)", e.Opcode, e.Status, e.UserCtx)
 }
 

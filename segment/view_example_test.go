@@ -71,7 +71,7 @@ func ExampleView() {
 	}
 	cr := poll()
 	chunk1 := store.Bytes()[4096:8192]
-	fmt.Println(cr.Opcode, cr.Status, "wire bytes", cr.Len)
+	fmt.Println(cr.WROpcode, cr.Status, "wire bytes", cr.Len)
 	fmt.Println("chunk 1 CRC matches hash/crc32:", binary.BigEndian.Uint32(chunk1[4092:]) == crc32.ChecksumIEEE(chunk1[:4092]))
 
 	// Corrupt chunk 1, then WRITE the chunks back: check and strip.
@@ -80,7 +80,7 @@ func ExampleView() {
 		log.Fatal(err)
 	}
 	cr = poll()
-	fmt.Println(cr.Opcode, cr.Status, errors.Is(cr.Err(), urma.ErrSignature))
+	fmt.Println(cr.WROpcode, cr.Status, errors.Is(cr.Err(), urma.ErrSignature))
 	var se *segment.SigError
 	if errors.As(view.Check(), &se) {
 		fmt.Println("bad block", se.Block)

@@ -133,6 +133,19 @@ const (
 	StatusFail       = provider.StatusFail
 )
 
+// TransportType is a device's transport (urma_transport_type_t, with
+// extensions for the transports UMDK does not define).
+type TransportType = provider.TransportType
+
+// Transport types.
+const (
+	TransportUB       = provider.TransportUB
+	TransportLoopback = provider.TransportLoopback
+	TransportIB       = provider.TransportIB
+	TransportRoCE     = provider.TransportRoCE
+	TransportIWARP    = provider.TransportIWARP
+)
+
 // Log levels.
 const (
 	LogError   = provider.LogError

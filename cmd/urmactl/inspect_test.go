@@ -130,7 +130,7 @@ func TestBinaryInspect(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		var got map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &got))
-		assert.Equal(t, map[string]any{"kind": "jfr", "id": float64(jfr.Descriptor().ID.ID), "eid": eid,
+		assert.Equal(t, map[string]any{"kind": "JFR", "id": float64(jfr.Descriptor().ID.ID), "eid": eid,
 			"uasid": float64(ctx.UASID()), "mode": "UM", "token_policy": "NONE"}, got)
 	})
 

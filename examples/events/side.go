@@ -125,8 +125,8 @@ func (s *side) connect(conn io.ReadWriter) error {
 	return s.jfs.Advise(s.peer)
 }
 
-func isSend(cr jetty.CR) bool { return cr.Flags&jetty.CRRecv == 0 && cr.Opcode == urma.OpSend }
-func isRecv(cr jetty.CR) bool { return cr.Flags&jetty.CRRecv != 0 && cr.Opcode == urma.OpSend }
+func isSend(cr jetty.CR) bool { return cr.Flags&jetty.CRRecv == 0 && cr.WROpcode == urma.OpSend }
+func isRecv(cr jetty.CR) bool { return cr.Flags&jetty.CRRecv != 0 && cr.Opcode == jetty.CRSend }
 
 // serve answers count pings: each ping goes back as the pong from the slot
 // it landed in, and the slot is reposted once that send has completed.

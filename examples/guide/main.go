@@ -135,7 +135,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if jfrAttr.State != urma.StateReady || jfsAttr.State != urma.StateReady || jfsAttr.Mode != urma.RM {
+	if jfrAttr.State != jetty.JFRStateReady || jfsAttr.State != urma.StateReady || jfsAttr.Mode != urma.RM {
 		return fmt.Errorf("queues: JFR %+v, JFS %+v", jfrAttr, jfsAttr)
 	}
 	fmt.Fprintf(w, "queues: owner JFC %d <- JFR %d, peer JFC %d <- JFS %d %v\n",
@@ -194,14 +194,14 @@ func run(w io.Writer) error {
 		return err
 	}
 	// guide:end write-read
-	if crs[0].Opcode != urma.OpWrite || crs[0].UserCtx != 1 || crs[0].Len != n {
+	if crs[0].WROpcode != urma.OpWrite || crs[0].UserCtx != 1 || crs[0].Len != n {
 		return fmt.Errorf("write: record %v", crs[0])
 	}
 	if got := mem.Bytes()[:n]; !bytes.Equal(got, buf[:n]) {
 		return fmt.Errorf("write: the owner's segment holds %q", got)
 	}
 	fmt.Fprintf(w, "write: %q in the owner's segment\n", mem.Bytes()[:n])
-	if got := buf[64 : 64+n]; !bytes.Equal(got, buf[:n]) || crs[1].Opcode != urma.OpRead || crs[1].UserCtx != 2 {
+	if got := buf[64 : 64+n]; !bytes.Equal(got, buf[:n]) || crs[1].WROpcode != urma.OpRead || crs[1].UserCtx != 2 {
 		return fmt.Errorf("read: %q, record %v", got, crs[1])
 	}
 	fmt.Fprintf(w, "read: %q back from the owner's segment\n", buf[64:64+n])
@@ -222,7 +222,7 @@ func run(w io.Writer) error {
 	}
 	msg := mem.Bytes()[1024:][:crs[0].Len] // "ping!"; crs[0].UserCtx is 10
 	// guide:end send
-	if string(msg) != "ping!" || crs[0].UserCtx != 10 || crs[0].Flags&jetty.CRRecv == 0 || crs[0].Opcode != urma.OpSend {
+	if string(msg) != "ping!" || crs[0].UserCtx != 10 || crs[0].Flags&jetty.CRRecv == 0 || crs[0].Opcode != jetty.CRSend {
 		return fmt.Errorf("send: received %q, record %v", msg, crs[0])
 	}
 	fmt.Fprintf(w, "send: %q received, receive %d\n", msg, crs[0].UserCtx)
@@ -237,7 +237,7 @@ func run(w io.Writer) error {
 	}
 	old := binary.NativeEndian.Uint64(buf[256:]) // 40; the counter is now 42
 	// guide:end fadd
-	if now := binary.NativeEndian.Uint64(mem.Bytes()[512:]); old != 40 || now != 42 || crs[0].Opcode != urma.OpFAdd {
+	if now := binary.NativeEndian.Uint64(mem.Bytes()[512:]); old != 40 || now != 42 || crs[0].WROpcode != urma.OpFAdd {
 		return fmt.Errorf("fadd: old value %d, counter %d, record %v", old, now, crs[0])
 	}
 	fmt.Fprintf(w, "fadd: old value %d, counter now %d\n", old, binary.NativeEndian.Uint64(mem.Bytes()[512:]))
@@ -305,7 +305,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	// guide:end err-post
-	if pe.Index != 1 || crs[0].Opcode != urma.OpNOP || crs[0].UserCtx != 6 {
+	if pe.Index != 1 || crs[0].WROpcode != urma.OpNOP || crs[0].UserCtx != 6 {
 		return fmt.Errorf("post: index %d, record %v", pe.Index, crs[0])
 	}
 	fmt.Fprintf(w, "errors: post: %v\n", err)

@@ -213,14 +213,14 @@ func (s *side) next() (jetty.CR, error) {
 	}
 }
 
-// expect returns the next record and checks that it is a successful one of
-// the given direction and opcode.
-func (s *side) expect(recv bool, op urma.Opcode) (jetty.CR, error) {
+// expect returns the next record and checks that it is a successful
+// send-side one of the given opcode.
+func (s *side) expect(op urma.Opcode) (jetty.CR, error) {
 	cr, err := s.next()
 	if err != nil {
 		return cr, fmt.Errorf("%s: %w", s.name, err)
 	}
-	if cr.Flags&jetty.CRRecv != 0 != recv || cr.Opcode != op {
+	if cr.Flags&jetty.CRRecv != 0 || cr.WROpcode != op {
 		return cr, fmt.Errorf("%s: unexpected completion %v", s.name, cr)
 	}
 	return cr, nil
@@ -237,14 +237,14 @@ func serve(s *side, count int) error {
 			return fmt.Errorf("server: %w", err)
 		}
 		switch {
-		case cr.Flags&jetty.CRRecv != 0 && cr.Opcode == urma.OpSend:
+		case cr.Flags&jetty.CRRecv != 0 && cr.Opcode == jetty.CRSend:
 			if int(cr.Len) != s.size {
 				return fmt.Errorf("server: ping of %d bytes, want %d", cr.Len, s.size)
 			}
 			if err := s.jfs.Send(s.peer, s.slot(int(cr.UserCtx)), 0, cr.UserCtx); err != nil {
 				return err
 			}
-		case cr.Flags&jetty.CRRecv == 0 && cr.Opcode == urma.OpSend:
+		case cr.Flags&jetty.CRRecv == 0 && cr.WROpcode == urma.OpSend:
 			if err := s.jfr.Recv(s.slot(int(cr.UserCtx)), cr.UserCtx); err != nil {
 				return err
 			}
@@ -275,9 +275,9 @@ func ping(c *side, count int) error {
 				return fmt.Errorf("client: %w", err)
 			}
 			switch {
-			case cr.Flags&jetty.CRRecv == 0 && cr.Opcode == urma.OpSend:
+			case cr.Flags&jetty.CRRecv == 0 && cr.WROpcode == urma.OpSend:
 				sent = true
-			case cr.Flags&jetty.CRRecv != 0 && cr.Opcode == urma.OpSend:
+			case cr.Flags&jetty.CRRecv != 0 && cr.Opcode == jetty.CRSend:
 				got = true
 				pong := c.buf.Bytes()[int(cr.UserCtx)*c.size:][:cr.Len]
 				if len(pong) >= 8 && binary.LittleEndian.Uint64(pong) != uint64(i) {
@@ -330,7 +330,7 @@ func oneSided(srv, cli *side, size int) error {
 	if err := cli.jfs.Write(cli.peer, tgt.SGE(0, uint32(size)), local.SGE(0, uint32(size)), 0, 1); err != nil {
 		return err
 	}
-	if _, err := cli.expect(false, urma.OpWrite); err != nil {
+	if _, err := cli.expect(urma.OpWrite); err != nil {
 		return err
 	}
 	if !bytes.Equal(mem.Bytes(), src) {
@@ -339,7 +339,7 @@ func oneSided(srv, cli *side, size int) error {
 	if err := cli.jfs.Read(cli.peer, local.SGE(uint64(size), uint32(size)), tgt.SGE(0, uint32(size)), 0, 2); err != nil {
 		return err
 	}
-	if _, err := cli.expect(false, urma.OpRead); err != nil {
+	if _, err := cli.expect(urma.OpRead); err != nil {
 		return err
 	}
 	if !bytes.Equal(dst, src) {

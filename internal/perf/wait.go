@@ -44,7 +44,7 @@ func tally(crs []jetty.CR) (recv, bad int) {
 
 // failedCR is the error of the failed record cr.
 func failedCR(cr *jetty.CR) error {
-	return fmt.Errorf("completion of %v: %w", cr.Opcode, cr.Err())
+	return fmt.Errorf("completion of %v: %w", cr.WROpcode, cr.Err())
 }
 
 // awaitLast spins until the last byte of b, which the peer WRITEs, is v,

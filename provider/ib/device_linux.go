@@ -154,14 +154,14 @@ var (
 	lanes    = map[uint8]uint64{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
 )
 
-func (d *device) transport() string {
+func (d *device) transport() provider.TransportType {
 	switch {
 	case d.iwarp:
-		return "iWARP"
+		return provider.TransportIWARP
 	case len(d.info.Ports) > 0 && d.info.Ports[0].LinkLayer == verbs.LinkLayerEthernet:
-		return "RoCE"
+		return provider.TransportRoCE
 	}
-	return "InfiniBand"
+	return provider.TransportIB
 }
 
 func (d *device) mapAttr(p probed) provider.DeviceAttr {

@@ -251,15 +251,15 @@ func (j *jfr) complete(wc *verbs.WC, cr *provider.CR) bool {
 		st = provider.CRLocLenErr
 	}
 	*cr = provider.CR{Status: st, Flags: provider.CRFlagRecv, Len: length,
-		UserCtx: userCtx, LocalID: j.id, RemoteID: from, Opcode: provider.OpSend}
+		UserCtx: userCtx, LocalID: j.id, RemoteID: from, Opcode: provider.CROpSend}
 	if j.kind == provider.KindJetty {
 		cr.Flags |= provider.CRFlagJetty
 	}
 	switch {
 	case wc.Opcode() == verbs.WCRecvImm:
-		cr.Opcode, cr.Len = provider.OpWriteImm, 0
+		cr.Opcode, cr.Len = provider.CROpWriteImm, 0
 	case wc.Flags()&verbs.WCWithImm != 0:
-		cr.Opcode = provider.OpSendImm
+		cr.Opcode = provider.CROpSendImm
 	}
 	if wc.Flags()&verbs.WCWithImm != 0 {
 		cr.Flags |= provider.CRFlagImm
@@ -446,7 +446,7 @@ func (j *jfr) flushPosted() {
 	}
 	slices.SortFunc(posted, func(a, b uint32) int { return cmp.Compare(j.seqs[a], j.seqs[b]) })
 	for _, slot := range posted {
-		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpSend, Flags: provider.CRFlagRecv,
+		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.CROpSend, Flags: provider.CRFlagRecv,
 			UserCtx: j.slots[slot], LocalID: j.id}
 		if j.kind == provider.KindJetty {
 			cr.Flags |= provider.CRFlagJetty

@@ -478,7 +478,7 @@ func (q *sendq) pendingHW() bool {
 }
 
 func (q *sendq) record(s *sendSlot, st provider.CRStatus) provider.CR {
-	cr := provider.CR{Status: st, Opcode: s.opcode, Len: s.length, UserCtx: s.userCtx, LocalID: q.id, RemoteID: s.remote}
+	cr := provider.CR{Status: st, WROpcode: s.opcode, Len: s.length, UserCtx: s.userCtx, LocalID: q.id, RemoteID: s.remote}
 	if q.jetty != nil {
 		cr.Flags |= provider.CRFlagJetty
 	}

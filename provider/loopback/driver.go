@@ -53,7 +53,7 @@ func (d *device) Name() string { return DeviceName }
 
 func (d *device) Attr() provider.DeviceAttr {
 	return provider.DeviceAttr{
-		Transport: "loopback",
+		Transport: provider.TransportLoopback,
 		GUID:      0x75726d61_6c6f6f70, // "urmaloop"
 		MaxJFC:    maxObjects, MaxJFS: maxObjects, MaxJFR: maxObjects, MaxJetty: maxObjects,
 		MaxJFCDepth: maxDepth, MaxJFSDepth: maxDepth, MaxJFRDepth: maxDepth,

@@ -58,7 +58,8 @@ func (q *sendq) recvRecordBase(cr *provider.CR, localID uint32) {
 // consumed it: its opcode, flags and immediate data.
 func recvRecord(cr *provider.CR, w *provider.WR, v *rqView) {
 	flags, imm := recvFlags(w, v)
-	cr.Opcode, cr.Flags, cr.Imm = w.Opcode, flags, imm
+	cr.Opcode, _ = provider.CROpcodeOf(w.Opcode)
+	cr.Flags, cr.Imm = flags, imm
 }
 
 // recvFlags returns the flags and immediate data of the record of a

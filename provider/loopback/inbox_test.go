@@ -243,7 +243,7 @@ func drainTurn(box *inbox, crs []provider.CR, buf []byte) int {
 	for n < len(crs) && box.peek(pos, &e) {
 		c := &crs[n]
 		c.Len = uint32(box.copyOut(&e, buf))
-		c.Opcode, c.Imm, c.UserCtx = provider.Opcode(e.hdr.opcode), e.imm, pos
+		c.WROpcode, c.Imm, c.UserCtx = provider.Opcode(e.hdr.opcode), e.imm, pos
 		pos += e.cells
 		n++
 	}

@@ -85,7 +85,7 @@ func TestInboxPreparedStream(t *testing.T) {
 		require.Equal(t, uint64(i), cr.UserCtx, "out of order: "+what)
 		require.Equal(t, uint32(len(want[i])), cr.Len, what)
 		require.Equal(t, want[i], p.dst.Bytes()[uint64(i)*128:uint64(i)*128+uint64(cr.Len)], what)
-		require.Equal(t, k.wr.Opcode, cr.Opcode, what)
+		require.Equal(t, crOpOf(k.wr.Opcode), cr.Opcode, what)
 		if k.wr.Opcode == urma.OpSendImm {
 			require.Equal(t, uint64(i)<<16, cr.Imm, what)
 		}

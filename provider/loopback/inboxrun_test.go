@@ -63,7 +63,7 @@ func (rt *runTarget) checkArrived(t *testing.T, p *pair, sent []jetty.WR, first 
 		w := sent[i]
 		require.Equal(t, urma.CRSuccess, cr.Status, "message %d: %v", i, cr)
 		require.Equal(t, uint64(first+i), cr.UserCtx, "message %d took receive %d: %v", i, cr.UserCtx, recvs)
-		require.Equal(t, w.Opcode, cr.Opcode, "message %d", i)
+		require.Equal(t, crOpOf(w.Opcode), cr.Opcode, "message %d", i)
 		require.Equal(t, w.Local[0].Len, cr.Len, "message %d", i)
 		if w.Opcode == urma.OpSendImm {
 			require.Equal(t, w.Imm, cr.Imm, "message %d", i)

@@ -106,10 +106,10 @@ func TestInboxStream(t *testing.T) {
 		require.Equal(t, uint32(i%81), cr.Len)
 		require.Equal(t, i%5 == 0, cr.Flags&jetty.CRSolicited != 0, "message %d: %v", i, cr)
 		if i%3 == 0 {
-			require.Equal(t, urma.OpSendImm, cr.Opcode)
+			require.Equal(t, jetty.CRSendImm, cr.Opcode)
 			require.Equal(t, uint64(i)<<8, cr.Imm)
 		} else {
-			require.Equal(t, urma.OpSend, cr.Opcode)
+			require.Equal(t, jetty.CRSend, cr.Opcode)
 		}
 		require.Equal(t, sender.ID, cr.RemoteID)
 		i++
@@ -166,7 +166,7 @@ func TestInboxMixedListInOrder(t *testing.T) {
 	for i, cr := range recvs {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
 		require.Equal(t, uint64(i), cr.UserCtx, "receive %d completed out of order: %v", i, recvs)
-		require.Equal(t, wrs[i].Opcode, cr.Opcode, "receive %d: %v", i, cr)
+		require.Equal(t, crOpOf(wrs[i].Opcode), cr.Opcode, "receive %d: %v", i, cr)
 	}
 	for i, cr := range sends {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)

@@ -31,14 +31,14 @@ type crSlot struct {
 	kind      uint64 // status | opcode << 8 | flags << 16
 }
 
-func (s *crSlot) flags() uint8 { return uint8(s.kind >> 16) }
+func (s *crSlot) flags() provider.CRFlags { return provider.CRFlags(s.kind >> 16) }
 
 var crSlotSize = unsafe.Sizeof(crSlot{})
 
 // crHole marks a slot that a producer reserved and died before filling:
 // the repair publishes it so that the records after it can be read, and
 // Poll skips it. No provider.CRFlags value uses this bit.
-const crHole = 1 << 7
+const crHole provider.CRFlags = 1 << 15
 
 // Arm states, in a JFC ring's metaArmed word.
 const (
@@ -119,7 +119,8 @@ func (v *jfcView) writeRecvOf(pos uint64, op provider.Opcode, solicited bool, im
 	s.remoteEID = sw.eid
 	s.ids = sw.ids
 	s.lenLocal = uint64(n) | uint64(rq.id)<<32
-	s.kind = uint64(provider.CRSuccess) | uint64(op)<<8 | uint64(flags)<<16
+	crop, _ := provider.CROpcodeOf(op)
+	s.kind = uint64(provider.CRSuccess) | uint64(crop)<<8 | uint64(flags)<<16
 	v.ring.publish(pos)
 	return flags&provider.CRFlagSolicited != 0
 }
@@ -138,7 +139,11 @@ func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
 	s.remoteEID[1] = binary.NativeEndian.Uint64(eid[8:])
 	s.ids = uint64(cr.RemoteID.UASID) | uint64(cr.RemoteID.ID)<<32
 	s.lenLocal = uint64(cr.Len) | uint64(cr.LocalID)<<32
-	s.kind = uint64(cr.Status) | uint64(cr.Opcode)<<8 | uint64(cr.Flags)<<16
+	op := uint64(cr.WROpcode)
+	if cr.Flags&provider.CRFlagRecv != 0 {
+		op = uint64(cr.Opcode)
+	}
+	s.kind = uint64(cr.Status) | op<<8 | uint64(cr.Flags)<<16
 	v.ring.publish(pos)
 }
 
@@ -373,7 +378,12 @@ func (s *crSlot) toCR(c *provider.CR) bool {
 	}
 	// Every field of c is stored on its own (a composite literal would
 	// be built in a temporary and copied in stalling wide loads).
-	c.Status, c.Opcode, c.Flags = provider.CRStatus(uint8(s.kind)), provider.Opcode(uint8(s.kind>>8)), provider.CRFlags(flags)
+	c.Status, c.Flags = provider.CRStatus(uint8(s.kind)), flags
+	if flags&provider.CRFlagRecv != 0 {
+		c.Opcode, c.WROpcode = provider.CROpcode(uint8(s.kind>>8)), 0
+	} else {
+		c.Opcode, c.WROpcode = 0, provider.Opcode(uint8(s.kind>>8))
+	}
 	c.Len, c.UserCtx, c.LocalID = uint32(s.lenLocal), s.userCtx, uint32(s.lenLocal>>32)
 	c.RemoteID.UASID, c.RemoteID.ID = uint32(s.ids), uint32(s.ids>>32)
 	binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], s.remoteEID[0])

@@ -421,7 +421,7 @@ func (q *recvq) flushPosted() {
 		if !ok {
 			return
 		}
-		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpSend, Flags: provider.CRFlagRecv | q.crFlags,
+		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.CROpSend, Flags: provider.CRFlagRecv | q.crFlags,
 			UserCtx: (*recvSlot)(q.ring.payload(pos)).userCtx, LocalID: q.id}
 		q.ring.release(pos)
 		q.jfc.view.push(&cr, 0)

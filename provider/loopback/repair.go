@@ -150,7 +150,7 @@ func (c *lbContext) repair(held []heldSlot) {
 		}
 		if h.jfc != nil {
 			r := h.jfc.view.ring
-			*(*crSlot)(r.payload(h.pos)) = crSlot{kind: crHole << 16}
+			*(*crSlot)(r.payload(h.pos)) = crSlot{kind: uint64(crHole) << 16}
 			r.publish(h.pos)
 			continue
 		}
@@ -161,7 +161,7 @@ func (c *lbContext) repair(held []heldSlot) {
 		// The sender died with the message half written: the receive
 		// comes back flushed, and its slot can be posted again.
 		r := h.rq.ring
-		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.OpSend, Flags: provider.CRFlagRecv | h.rq.crFlags,
+		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.CROpSend, Flags: provider.CRFlagRecv | h.rq.crFlags,
 			UserCtx: (*recvSlot)(r.payload(h.pos)).userCtx, LocalID: h.rq.id}
 		r.release(h.pos)
 		h.rq.jfc.view.push(&cr, 0)

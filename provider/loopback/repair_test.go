@@ -34,7 +34,7 @@ func TestRepairJFCHole(t *testing.T) {
 	r := j.view.ring
 	_, ok := r.reserveRecord() // the dead producer's slot
 	require.True(t, ok)
-	j.view.push(&provider.CR{Status: provider.CRSuccess, Opcode: provider.OpWrite, UserCtx: 42}, 0)
+	j.view.push(&provider.CR{Status: provider.CRSuccess, WROpcode: provider.OpWrite, UserCtx: 42}, 0)
 
 	crs := make([]provider.CR, 4)
 	n, err := j.Poll(crs)

@@ -395,7 +395,9 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 func (v *rqView) recvCR(c *provider.CR, e *inboxEntry, rt *routeSlot, userCtx uint64) {
 	op := provider.Opcode(e.hdr.opcode)
 	flags, imm := recvFlagsOf(op, e.hdr.flags&inboxSolicited != 0, e.imm, v)
-	c.Status, c.Opcode, c.Flags = provider.CRSuccess, op, flags
+	c.Status, c.Flags = provider.CRSuccess, flags
+	c.Opcode, _ = provider.CROpcodeOf(op)
+	c.WROpcode = 0
 	c.Len, c.UserCtx, c.LocalID = e.hdr.len, userCtx, v.id
 	c.RemoteID.UASID, c.RemoteID.ID = uint32(rt.sw.ids), uint32(rt.sw.ids>>32)
 	binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], rt.sw.eid[0])

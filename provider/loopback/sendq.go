@@ -462,7 +462,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 
 // flushRecord is the WR_FLUSH_ERR record of a pending request.
 func (q *sendq) flushRecord(p *pendingWR) provider.CR {
-	cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: p.wr.Opcode, UserCtx: p.wr.UserCtx, LocalID: q.id}
+	cr := provider.CR{Status: provider.CRWRFlushErr, WROpcode: p.wr.Opcode, UserCtx: p.wr.UserCtx, LocalID: q.id}
 	if q.jetty != nil {
 		cr.Flags = provider.CRFlagJetty
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
@@ -92,7 +93,7 @@ func scenarioContexts(t *testing.T, where string) (a, b *urma.Context) {
 // scenarioCR is what a scenario compares of a completion record.
 type scenarioCR struct {
 	Status  urma.CRStatus
-	Opcode  jetty.Opcode
+	Opcode  jetty.CROpcode
 	Flags   jetty.CRFlags
 	UserCtx uint64
 	Len     uint32
@@ -312,7 +313,8 @@ func checkScenario(t *testing.T, seed uint64, wrs []jetty.WR, recvs []jetty.Recv
 			}
 			require.Less(t, k, len(out.Recvd), "seed %d: request %d's receive record", seed, j)
 			got := out.Recvd[k]
-			want := scenarioCR{urma.CRSuccess, w.Opcode, got.Flags, r.UserCtx, uint32(len(d)), got.Imm}
+			crop, _ := provider.CROpcodeOf(w.Opcode)
+			want := scenarioCR{urma.CRSuccess, crop, got.Flags, r.UserCtx, uint32(len(d)), got.Imm}
 			require.Equal(t, want, got, "seed %d: request %d's receive record", seed, j)
 			if w.Opcode == urma.OpSendImm {
 				require.Equal(t, w.Imm, got.Imm, "seed %d: request %d's immediate", seed, j)
@@ -492,4 +494,13 @@ func runsContend(t *testing.T, where string, prepared bool) {
 		require.NoError(t, errors.Join(s.rem.Close(), s.jfs.Close(), s.src.Close(), s.jfc.Close()))
 	}
 	require.NoError(t, errors.Join(jfr.Close(), dst.Close(), rjfc.Close()))
+}
+
+// crOpOf is the receive-side opcode of a message sent with op.
+func crOpOf(op jetty.Opcode) jetty.CROpcode {
+	crop, ok := provider.CROpcodeOf(op)
+	if !ok {
+		panic(fmt.Sprintf("%v consumes no receive", op))
+	}
+	return crop
 }

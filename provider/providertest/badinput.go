@@ -352,7 +352,7 @@ func (e *env) runPost(b *bench, r postRow) {
 	require.NoError(t, s.jfs.Post([]jetty.WR{wr}))
 	cr := e.poll(s.jfc, 1)[0]
 	require.Equal(t, e.remoteStatus(r.want.cr), cr.Status, "%v", cr)
-	require.Equal(t, wr.Opcode, cr.Opcode, "%v", cr)
+	require.Equal(t, wr.Opcode, cr.WROpcode, "%v", cr)
 	require.Equal(t, wr.UserCtx, cr.UserCtx, "%v", cr)
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -555,13 +555,13 @@ func testBadPost(t *testing.T, e *env) {
 		{name: "READ through a JFR in ERROR", want: completes(urma.CRRemAccessAbortErr),
 			wr: func(e *env) jetty.WR {
 				r := e.receiver(jetty.JFRConfig{})
-				require.NoError(e.t, r.jfr.Modify(urma.StateError))
+				require.NoError(e.t, r.jfr.Modify(jetty.JFRStateError))
 				return jetty.WR{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(0, 8)}
 			}},
 		{name: "SEND to a JFR in ERROR", want: completes(urma.CRRemAccessAbortErr),
 			wr: func(e *env) jetty.WR {
 				tgt := freshRecv(e)
-				require.NoError(e.t, fresh.jfr.Modify(urma.StateError))
+				require.NoError(e.t, fresh.jfr.Modify(jetty.JFRStateError))
 				// ERROR flushed the receive: its record comes first.
 				cr := e.poll(fresh.jfc, 1)[0]
 				require.Equal(e.t, urma.CRWRFlushErr, cr.Status, "%v", cr)
@@ -750,7 +750,7 @@ func testBadPostRecv(t *testing.T, e *env) {
 	e.row(t, b, "JFR in ERROR", "", func(e *env) {
 		r := e.receiver(jetty.JFRConfig{})
 		rb := e.seg(e.b, 64, segment.LocalOnly)
-		require.NoError(e.t, r.jfr.Modify(urma.StateError))
+		require.NoError(e.t, r.jfr.Modify(jetty.JFRStateError))
 		require.ErrorIs(e.t, r.jfr.Recv(rb.SGE(0, 8), 1), urma.ErrBadState)
 		a, err := r.jfr.Query()
 		require.NoError(e.t, err)
@@ -818,7 +818,7 @@ func flushed(t *testing.T, crs []jetty.CR, id uint32, ctx []uint64, op urma.Opco
 		require.Equal(t, id, cr.LocalID, "%v", cr)
 		require.Equal(t, flags, cr.Flags&(jetty.CRRecv|jetty.CRJetty), "%v", cr)
 		if op != anyOp {
-			require.Equal(t, op, cr.Opcode, "%v", cr)
+			require.Equal(t, op, sentAs(cr), "%v", cr)
 		}
 	}
 }
@@ -920,7 +920,7 @@ func testBadClose(t *testing.T, e *env) {
 		done := 0
 		for _, cr := range crs {
 			require.Equal(e.t, a.ID.ID, cr.LocalID, "%v", cr)
-			require.Equal(e.t, urma.OpWrite, cr.Opcode, "%v", cr)
+			require.Equal(e.t, urma.OpWrite, cr.WROpcode, "%v", cr)
 			if cr.Status == urma.CRSuccess {
 				done++
 			}

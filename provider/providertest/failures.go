@@ -41,7 +41,7 @@ func expectStatus(t *testing.T, e *env, s sendSide, wr jetty.WR, want urma.CRSta
 	require.NoError(t, s.jfs.Post([]jetty.WR{wr}))
 	cr := e.poll(s.jfc, 1)[0]
 	require.Equal(t, e.remoteStatus(want), cr.Status, "%v", cr)
-	require.Equal(t, wr.Opcode, cr.Opcode, "%v", cr)
+	require.Equal(t, wr.Opcode, cr.WROpcode, "%v", cr)
 	require.Equal(t, wr.UserCtx, cr.UserCtx, "%v", cr)
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -195,7 +195,7 @@ func testRNRExceeded(t *testing.T, e *env) {
 	cr := e.poll(s.jfc, 1)[0]
 	require.Equal(t, e.remoteStatus(urma.CRRNRRetryCntExcErr), cr.Status, "%v", cr)
 	require.Equal(t, uint64(5), cr.UserCtx)
-	require.Equal(t, urma.OpSend, cr.Opcode)
+	require.Equal(t, urma.OpSend, cr.WROpcode)
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
 	require.Equal(t, a.ID.ID, cr.LocalID)
@@ -240,7 +240,7 @@ func testRecvTooSmall(t *testing.T, e *env) {
 	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, 32), 0, 9))
 	cr := e.poll(s.jfc, 1)[0]
 	require.Equal(t, e.remoteStatus(urma.CRRemOperationErr), cr.Status, "%v", cr)
-	require.Equal(t, urma.OpSend, cr.Opcode)
+	require.Equal(t, urma.OpSend, cr.WROpcode)
 	require.Equal(t, uint64(9), cr.UserCtx)
 	rc := e.poll(r.jfc, 1)[0]
 	require.Equal(t, urma.CRLocLenErr, rc.Status, "%v", rc)
@@ -361,7 +361,7 @@ func testFlush(t *testing.T, e *env) {
 	for i, cr := range crs[:n] {
 		require.Equal(t, urma.CRWRFlushErr, cr.Status, "%v", cr)
 		require.Equal(t, wrs[i].UserCtx, cr.UserCtx, "%v", cr)
-		require.Equal(t, wrs[i].Opcode, cr.Opcode, "%v", cr)
+		require.Equal(t, wrs[i].Opcode, cr.WROpcode, "%v", cr)
 		require.Equal(t, a.ID.ID, cr.LocalID, "%v", cr)
 	}
 	e.none(r.jfc)
@@ -477,8 +477,8 @@ func jfrErrorFlushes(t *testing.T, e *env, mode jetty.Mode) {
 	for i := range 3 {
 		require.NoError(t, r.jfr.Recv(old.SGE(uint64(64*i), 64), uint64(10+i)))
 	}
-	require.ErrorIs(t, r.jfr.Modify(urma.StateReset), urma.ErrBadState, "READY to RESET skips ERROR")
-	require.NoError(t, r.jfr.Modify(urma.StateError))
+	require.ErrorIs(t, r.jfr.Modify(jetty.JFRStateReset), urma.ErrBadState, "READY to RESET skips ERROR")
+	require.NoError(t, r.jfr.Modify(jetty.JFRStateError))
 	crs := e.poll(r.jfc, 3)
 	for i, cr := range crs {
 		require.Equal(t, urma.CRWRFlushErr, cr.Status, "%v", cr)
@@ -487,12 +487,12 @@ func jfrErrorFlushes(t *testing.T, e *env, mode jetty.Mode) {
 	}
 	a, err := r.jfr.Query()
 	require.NoError(t, err)
-	require.Equal(t, urma.StateError, a.State)
+	require.Equal(t, jetty.JFRStateError, a.State)
 	require.Zero(t, a.Outstanding, "nothing left posted")
 	require.ErrorIs(t, r.jfr.Recv(old.SGE(0, 64), 1), urma.ErrBadState)
-	require.ErrorIs(t, r.jfr.Modify(urma.StateReady), urma.ErrBadState, "ERROR to READY skips RESET")
-	require.NoError(t, r.jfr.Modify(urma.StateReset))
-	require.NoError(t, r.jfr.Modify(urma.StateReady))
+	require.ErrorIs(t, r.jfr.Modify(jetty.JFRStateReady), urma.ErrBadState, "ERROR to READY skips RESET")
+	require.NoError(t, r.jfr.Modify(jetty.JFRStateReset))
+	require.NoError(t, r.jfr.Modify(jetty.JFRStateReady))
 
 	// A new import reaches it again (on verbs, ERROR ended the senders'
 	// connections); the message lands in the receive posted after READY.

@@ -109,5 +109,5 @@ func testQuery(t *testing.T, e *env) {
 	ra, err := r.jfr.Query()
 	require.NoError(t, err)
 	require.Equal(t, r.jfr.Descriptor().ID, ra.ID)
-	require.Equal(t, urma.StateReady, ra.State)
+	require.Equal(t, jetty.JFRStateReady, ra.State)
 }

@@ -38,7 +38,8 @@ func checkRecvCR(t *testing.T, cr jetty.CR, op urma.Opcode, ctx uint64, n uint32
 	t.Helper()
 	require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
 	require.NotZero(t, cr.Flags&jetty.CRRecv, "CRRecv flag: %v", cr)
-	require.Equal(t, op, cr.Opcode, "%v", cr)
+	require.Equal(t, op, sentAs(cr), "%v", cr)
+	require.Zero(t, cr.WROpcode, "a receive-side record has no request opcode: %v", cr)
 	require.Equal(t, ctx, cr.UserCtx, "%v", cr)
 	require.Equal(t, n, cr.Len, "%v", cr)
 	require.Equal(t, local, cr.LocalID, "%v", cr)
@@ -58,11 +59,32 @@ func checkRecvCR(t *testing.T, cr jetty.CR, op urma.Opcode, ctx uint64, n uint32
 
 func u64(v uint64) *uint64 { return &v }
 
+// sentAs is the opcode of the request a record tells of: WROpcode on the
+// send side, and on the receive side the request opcode that produces the
+// record's urma_cr_opcode_t.
+func sentAs(cr jetty.CR) urma.Opcode {
+	if cr.Flags&jetty.CRRecv == 0 {
+		return cr.WROpcode
+	}
+	switch cr.Opcode {
+	case jetty.CRSend:
+		return urma.OpSend
+	case jetty.CRSendImm:
+		return urma.OpSendImm
+	case jetty.CRSendInvalidate:
+		return urma.OpSendInvalidate
+	case jetty.CRWriteImm:
+		return urma.OpWriteImm
+	}
+	return anyOp
+}
+
 // checkSendCR checks the fields of a send-side record.
 func checkSendCR(t *testing.T, cr jetty.CR, op urma.Opcode, ctx uint64, n uint32, local jetty.Attr, remote urma.JettyID) {
 	t.Helper()
 	require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
-	require.Equal(t, op, cr.Opcode, "%v", cr)
+	require.Equal(t, op, cr.WROpcode, "%v", cr)
+	require.Zero(t, cr.Opcode, "a send-side record has no receive opcode: %v", cr)
 	require.Equal(t, ctx, cr.UserCtx, "%v", cr)
 	require.Equal(t, n, cr.Len, "%v", cr)
 	require.Equal(t, local.ID.ID, cr.LocalID, "%v", cr)
@@ -210,7 +232,7 @@ func testNOP(t *testing.T, e *env) {
 	s := e.sender(jetty.JFSConfig{})
 	require.NoError(t, s.jfs.NOP(0, 0x99))
 	cr := e.pollOK(s.jfc)
-	require.Equal(t, urma.OpNOP, cr.Opcode)
+	require.Equal(t, urma.OpNOP, cr.WROpcode)
 	require.Equal(t, uint64(0x99), cr.UserCtx)
 	require.Zero(t, cr.Len)
 	a, err := s.jfs.Query()

@@ -58,10 +58,12 @@ func testMalformed(t *testing.T, e *env) {
 		{"FADD on a remote SGE of 16 bytes", jetty.WR{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16), Operand: 1}},
 		{"CAS on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpCAS, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
 	}
-	for _, f := range []jetty.Flags{jetty.PlaceOrder, jetty.CompOrder} {
+	for _, f := range []jetty.Flags{jetty.RelaxOrder, jetty.StrongOrder, jetty.CompOrder} {
 		pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: f, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
 		require.ErrorIs(t, pe, urma.ErrNotSupported, "flag %v, which no provider honours", f)
 	}
+	pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: 1 << 7, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
+	require.ErrorIs(t, pe, urma.ErrInvalid, "a flag bit UMDK does not define")
 	for _, c := range cases {
 		pe := postErr(t, s.jfs, one(c.wr))
 		if c.wr.Opcode.IsAtomic() && !e.attr.AtomicOps.Has(c.wr.Opcode) {

@@ -52,7 +52,10 @@ func Opcode(w *provider.WR, l *Limits) error {
 func Shape(w *provider.WR, l *Limits) error {
 	op := w.Opcode
 	size := w.DataLen()
-	if f := w.Flags & (provider.FlagPlaceOrder | provider.FlagCompOrder); f != 0 {
+	if f := w.Flags &^ provider.WRFlagsKnown; f != 0 {
+		return provider.Errorf(provider.ErrInvalid, "unknown request flags %#x", uint32(f))
+	}
+	if f := w.Flags & (provider.FlagPlaceOrderMask | provider.FlagCompOrder); f != 0 {
 		// No provider orders placement or completion beyond what every
 		// request gets (a queue's requests complete in order; Fence
 		// orders after reads and atomics): accepting the flags would

@@ -71,8 +71,8 @@ func TestJettyDecode(t *testing.T) {
 		kind string
 		mode string
 	}{
-		{f.jfr.Descriptor(), "jfr", "RM"},
-		{f.jetty.Descriptor(), "jetty", "RC"},
+		{f.jfr.Descriptor(), "JFR", "RM"},
+		{f.jetty.Descriptor(), "JETTY", "RC"},
 	} {
 		raw := marshal(t, tc.desc)
 		require.Len(t, raw, provider.JettyDescSize)

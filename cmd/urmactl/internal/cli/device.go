@@ -60,25 +60,25 @@ func newDeviceCmd() *cobra.Command {
 
 // DeviceInfo is the JSON form of a device; its keys are stable.
 type DeviceInfo struct {
-	Name        string   `json:"name"`
-	Provider    string   `json:"provider"`
-	Transport   string   `json:"transport"`
-	GUID        string   `json:"guid"`
-	MaxJFC      int      `json:"max_jfc"`
-	MaxJFS      int      `json:"max_jfs"`
-	MaxJFR      int      `json:"max_jfr"`
-	MaxJetty    int      `json:"max_jetty"`
-	MaxJFCDepth int      `json:"max_jfc_depth"`
-	MaxJFSDepth int      `json:"max_jfs_depth"`
-	MaxJFRDepth int      `json:"max_jfr_depth"`
-	MaxJFSSGE   int      `json:"max_jfs_sge"`
-	MaxJFRSGE   int      `json:"max_jfr_sge"`
-	MaxInline   int      `json:"max_inline"`
-	MaxMsgSize  uint64   `json:"max_msg_size"`
-	AtomicOps   []string `json:"atomic_ops"`
-	AtomicSize  int      `json:"atomic_size"`
-	Modes       []string `json:"modes"`
-	MaxEIDs     int      `json:"max_eids"`
+	Name        string             `json:"name"`
+	Provider    string             `json:"provider"`
+	Transport   urma.TransportType `json:"transport"`
+	GUID        string             `json:"guid"`
+	MaxJFC      int                `json:"max_jfc"`
+	MaxJFS      int                `json:"max_jfs"`
+	MaxJFR      int                `json:"max_jfr"`
+	MaxJetty    int                `json:"max_jetty"`
+	MaxJFCDepth int                `json:"max_jfc_depth"`
+	MaxJFSDepth int                `json:"max_jfs_depth"`
+	MaxJFRDepth int                `json:"max_jfr_depth"`
+	MaxJFSSGE   int                `json:"max_jfs_sge"`
+	MaxJFRSGE   int                `json:"max_jfr_sge"`
+	MaxInline   int                `json:"max_inline"`
+	MaxMsgSize  uint64             `json:"max_msg_size"`
+	AtomicOps   []string           `json:"atomic_ops"`
+	AtomicSize  int                `json:"atomic_size"`
+	Modes       []string           `json:"modes"`
+	MaxEIDs     int                `json:"max_eids"`
 	// What the device declares about the rules of docs/semantics.md.
 	MaxReadSGE      int    `json:"max_read_sge"`
 	MaxUMMsgSize    uint64 `json:"max_um_msg_size"`

@@ -14,7 +14,7 @@ import (
 
 func sampleDevice() DeviceInfo {
 	return DeviceInfo{
-		Name: "dev0", Provider: "fake", Transport: "RoCE", GUID: formatGUID(0x0102030405060708),
+		Name: "dev0", Provider: "fake", Transport: urma.TransportRoCE, GUID: formatGUID(0x0102030405060708),
 		MaxJFC: 1, MaxJFS: 2, MaxJFR: 3, MaxJetty: 4, MaxJFCDepth: 5, MaxJFSDepth: 6, MaxJFRDepth: 7,
 		MaxJFSSGE: 8, MaxJFRSGE: 9, MaxInline: 10, MaxMsgSize: 11,
 		AtomicOps:  atomicList(provider.AtomicOpsOf(urma.OpCAS, urma.OpFAdd)),

@@ -41,10 +41,10 @@ func TestRootSegmentAndJetty(t *testing.T) {
 	raw := marshal(t, f.jfr.Descriptor())
 	out, _, err = execute(t, raw, "jetty", "decode")
 	require.NoError(t, err)
-	assert.Contains(t, out, "kind:         jfr\n")
+	assert.Contains(t, out, "kind:         JFR\n")
 	out, _, err = execute(t, []byte(hex.EncodeToString(raw)), "jetty", "decode", "-")
 	require.NoError(t, err)
-	assert.Contains(t, out, "kind:         jfr\n")
+	assert.Contains(t, out, "kind:         JFR\n")
 
 	for _, args := range [][]string{
 		{"segment", "bogus"}, {"jetty", "bogus"}, {"segment", "ls", "extra"},
