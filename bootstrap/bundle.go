@@ -144,7 +144,7 @@ const (
 )
 
 // MaxSize is the largest binary form of a bundle.
-const MaxSize = header + MaxEntries*(1+1+MaxName+4+provider.SegmentDescSize)
+const MaxSize = header + MaxEntries*(1+1+MaxName+4+segment.DescriptorSize)
 
 // MarshalBinary encodes the bundle. Names must be unique, non-empty and at
 // most MaxName bytes; kinds must be one of the Kind constants.
@@ -152,7 +152,7 @@ func (b *Bundle) MarshalBinary() ([]byte, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, header+len(b.Entries)*(1+1+16+4+provider.SegmentDescSize))
+	out := make([]byte, 0, header+len(b.Entries)*(1+1+16+4+segment.DescriptorSize))
 	out = append(out, magic...)
 	out = append(out, version)
 	out = binary.BigEndian.AppendUint16(out, uint16(len(b.Entries)))
@@ -190,7 +190,7 @@ func (b *Bundle) check() error {
 			return provider.Errorf(urma.ErrInvalid, "bootstrap: two entries named %q", e.Name)
 		case e.Kind < KindSegment || e.Kind > KindJetty:
 			return provider.Errorf(urma.ErrInvalid, "bootstrap: entry %q: unknown kind %d", e.Name, e.Kind)
-		case e.Kind == KindJFR && e.Jetty.Kind != provider.KindJFR, e.Kind == KindJetty && e.Jetty.Kind != provider.KindJetty:
+		case e.Kind == KindJFR && e.Jetty.Kind != jetty.KindJFR, e.Kind == KindJetty && e.Jetty.Kind != jetty.KindJetty:
 			return provider.Errorf(urma.ErrInvalid, "bootstrap: entry %q: a %v descriptor in a %v entry", e.Name, e.Jetty.Kind, e.Kind)
 		}
 		seen[e.Name] = true
@@ -216,7 +216,7 @@ func (b *Bundle) UnmarshalBinary(data []byte) error {
 		return bad("%d entries, at most %d", n, MaxEntries)
 	}
 	rest := data[header:]
-	entries := make([]Entry, 0, min(n, len(rest)/(1+1+1+4+provider.JettyDescSize)+1))
+	entries := make([]Entry, 0, min(n, len(rest)/(1+1+1+4+jetty.DescriptorSize)+1))
 	for i := range n {
 		if len(rest) < 2 {
 			return bad("entry %d: cut short", i)
@@ -224,9 +224,9 @@ func (b *Bundle) UnmarshalBinary(data []byte) error {
 		e := Entry{Kind: Kind(rest[0])}
 		nameLen := int(rest[1])
 		rest = rest[2:]
-		size := provider.JettyDescSize
+		size := jetty.DescriptorSize
 		if e.Kind == KindSegment {
-			size = provider.SegmentDescSize
+			size = segment.DescriptorSize
 		}
 		if len(rest) < nameLen+4+size {
 			return bad("entry %d: cut short", i)

@@ -63,7 +63,7 @@ func TestRoundTripAndImport(t *testing.T) {
 	require.Equal(t, o.seg.Descriptor(), tg.Descriptor())
 	r, err := got.Import(peer.uctx, "inbox")
 	require.NoError(t, err)
-	require.Equal(t, o.jfr.Descriptor(), r.Desc())
+	require.Equal(t, o.jfr.Descriptor(), r.Descriptor())
 	_, err = got.Import(peer.uctx, "peer")
 	require.NoError(t, err)
 

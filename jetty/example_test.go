@@ -64,7 +64,7 @@ func ExampleJFS_Write() {
 	tgt := must(segment.Import(client, mem.Descriptor(), 0))
 	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
 	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
-	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: jetty.RM, JFC: jfc}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: urma.RM, JFC: jfc}))
 	src := must(segment.Alloc(client, 4096, segment.Config{Access: segment.LocalOnly}))
 	copy(src.Bytes(), "hello, urma")
 
@@ -221,11 +221,11 @@ func ExamplePrepared() {
 	tgt := must(segment.Import(client, counter.Descriptor(), 0))
 	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
 	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
-	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: jetty.RM, JFC: jfc}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: urma.RM, JFC: jfc}))
 	result := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
 
-	faa := must(jfs.Prepare(jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, Target: remote,
-		Local: []jetty.SGE{result.SGE(0, 8)}, Remote: tgt.SGE(0, 8)}))
+	faa := must(jfs.Prepare(jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, To: remote,
+		Local: []segment.SGE{result.SGE(0, 8)}, Remote: tgt.SGE(0, 8)}))
 	for i := uint64(1); i <= 3; i++ {
 		faa.SetAtomic(0, 10*i)
 		faa.SetUserCtx(i)
@@ -259,11 +259,11 @@ func ExamplePrepared_PostAfter() {
 	tgt := must(segment.Import(client, data.Descriptor(), 0))
 	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
 	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 8}))
-	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 1, Mode: jetty.RM, JFC: jfc}))
+	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 1, Mode: urma.RM, JFC: jfc}))
 	buf := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
 
-	read := must(jfs.Prepare(jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: remote,
-		Local: []jetty.SGE{buf.SGE(0, 7)}, Remote: tgt.SGE(0, 7)}))
+	read := must(jfs.Prepare(jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, To: remote,
+		Local: []segment.SGE{buf.SGE(0, 7)}, Remote: tgt.SGE(0, 7)}))
 	if err := read.Post(); err != nil {
 		log.Fatal(err)
 	}
@@ -306,11 +306,11 @@ func ExamplePrepared_PostWhen() {
 	// The server prepares its answer.
 	toClient := must(segment.Import(server, answers.Descriptor(), 0))
 	clientJFR := must(jetty.ImportJFR(server, cjfr.Descriptor(), 0))
-	sjfs := must(jetty.NewJFS(server, jetty.JFSConfig{Depth: 8, Mode: jetty.RM, JFC: sjfc}))
+	sjfs := must(jetty.NewJFS(server, jetty.JFSConfig{Depth: 8, Mode: urma.RM, JFC: sjfc}))
 	reply := must(segment.Alloc(server, 64, segment.Config{Access: segment.LocalOnly}))
 	copy(reply.Bytes(), "pong")
-	answer := must(sjfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: clientJFR,
-		Local: []jetty.SGE{reply.SGE(0, 4)}, Remote: toClient.SGE(0, 4)}))
+	answer := must(sjfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: clientJFR,
+		Local: []segment.SGE{reply.SGE(0, 4)}, Remote: toClient.SGE(0, 4)}))
 
 	done := make(chan error, 1)
 	go func() { done <- answer.PostWhen(context.Background(), &inbox.Bytes()[7], 1) }()
@@ -318,11 +318,11 @@ func ExamplePrepared_PostWhen() {
 	// The client WRITEs "ping" with the flag last.
 	toServer := must(segment.Import(client, inbox.Descriptor(), 0))
 	serverJFR := must(jetty.ImportJFR(client, sjfr.Descriptor(), 0))
-	cjfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 8, Mode: jetty.RM, JFC: cjfc}))
+	cjfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 8, Mode: urma.RM, JFC: cjfc}))
 	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
 	copy(msg.Bytes(), "ping\x00\x00\x00\x01")
-	if err := cjfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: serverJFR,
-		Local: []jetty.SGE{msg.SGE(0, 8)}, Remote: toServer.SGE(0, 8)}}); err != nil {
+	if err := cjfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: serverJFR,
+		Local: []segment.SGE{msg.SGE(0, 8)}, Remote: toServer.SGE(0, 8)}}); err != nil {
 		log.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -347,7 +347,7 @@ func ExamplePreparedRecv() {
 	buf := must(segment.Alloc(server, 4*64, segment.Config{Access: segment.LocalOnly}))
 	wrs := make([]jetty.RecvWR, 4)
 	for i := range wrs {
-		wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []jetty.SGE{buf.SGE(uint64(64*i), 64)}}
+		wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []segment.SGE{buf.SGE(uint64(64*i), 64)}}
 	}
 	recvs := must(jfr.PrepareRecv(wrs))
 

@@ -42,7 +42,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 		j.receiver.jfc = cfg.SharedJFR.receiver.jfc
 	} else {
 		if cfg.Recv.Mode == 0 {
-			cfg.Recv.Mode = sc.Mode
+			cfg.Recv.Mode = urma.TransportMode(sc.Mode)
 		}
 		if cfg.Recv.JFC == nil {
 			cfg.Recv.JFC = cfg.Send.JFC
@@ -81,7 +81,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 }
 
 // Descriptor returns what a peer needs to import this Jetty.
-func (j *Jetty) Descriptor() Descriptor { return j.p.Desc() }
+func (j *Jetty) Descriptor() Descriptor { return DescriptorOf(j.p.Desc()) }
 
 // Bind connects an RC Jetty to one remote Jetty (urma_bind_jetty); requests
 // then go there without a Target. The remote Jetty binds to this one the

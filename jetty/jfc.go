@@ -163,8 +163,9 @@ func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
 // Poll moves up to len(crs) completion records into crs and returns how
 // many (urma_poll_jfc). It never blocks and does not allocate.
 func (j *JFC) Poll(crs []CR) (int, error) {
-	n, err := j.p.Poll(crs)
-	n = j.views.finish(crs[:n])
+	raw := rawCRs(crs)
+	n, err := j.p.Poll(raw)
+	n = j.views.finish(raw[:n])
 	if err != nil {
 		return n, opErr("poll jfc", err)
 	}
@@ -177,8 +178,9 @@ func (j *JFC) pollOnce(crs []CR, a *postAfter) (int, error) {
 	if a == nil || a.posted {
 		return j.Poll(crs)
 	}
-	n, posted, postErr, err := a.pp.PollPost(j.p, crs)
-	n = j.views.finish(crs[:n])
+	raw := rawCRs(crs)
+	n, posted, postErr, err := a.pp.PollPost(j.p, raw)
+	n = j.views.finish(raw[:n])
 	a.posted, a.err = posted, postErr
 	if err != nil {
 		return n, opErr("poll jfc", err)

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -12,9 +13,9 @@ import (
 // the smaller of DefaultMaxSGE and the device's limit, TokenPolicy NONE.
 type JFRConfig struct {
 	Depth       int
-	Mode        Mode
+	Mode        urma.TransportMode
 	MaxSGE      int
-	TokenPolicy provider.TokenPolicy
+	TokenPolicy segment.TokenPolicy
 	// Token is the secret importers must present under PLAIN_TEXT.
 	Token uint32
 	JFC   *JFC
@@ -28,8 +29,8 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "negative depth or sge count")
 	}
 	switch c.TokenPolicy {
-	case provider.TokenNone:
-	case provider.TokenPlainText:
+	case segment.TokenNone:
+	case segment.TokenPlainText:
 		if c.Token == 0 {
 			return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "token policy PLAIN_TEXT needs a non-zero token")
 		}
@@ -37,13 +38,13 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 		return provider.JFRConfig{}, provider.Errorf(urma.ErrNotSupported, "token policy %v", c.TokenPolicy)
 	}
 	attr := ctx.Device().Attr()
-	pc := provider.JFRConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, TokenPolicy: c.TokenPolicy,
+	pc := provider.JFRConfig{Depth: c.Depth, Mode: provider.TransportMode(c.Mode), MaxSGE: c.MaxSGE, TokenPolicy: provider.TokenPolicy(c.TokenPolicy),
 		Token: c.Token, JFC: c.JFC.p, Owner: owner}
 	if pc.Depth == 0 {
 		pc.Depth = min(DefaultDepth, attr.MaxJFRDepth)
 	}
 	if pc.Mode == 0 {
-		pc.Mode = RM
+		pc.Mode = provider.RM
 	}
 	if !pc.Mode.Valid() {
 		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "unknown transport mode %#x", uint8(pc.Mode))
@@ -56,21 +57,33 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 
 // receiver is the receive side shared by JFR and Jetty.
 type receiver struct {
-	post func([]RecvWR) (int, error)
+	post func([]provider.RecvWR) (int, error)
 	// prep is the provider's queue when it prepares receives (PrepareRecv).
 	prep provider.RecvPreparer
 	kind string
 	// jfc receives the queue's records; it finishes receives into views.
 	jfc *JFC
-	mu  sync.Mutex
-	one [1]RecvWR
-	sge [1]SGE
+	// mu guards the scratch requests in the provider's form (see sender).
+	mu      sync.Mutex
+	one     [1]provider.RecvWR
+	sge     [1]provider.SGE
+	scratch []provider.RecvWR
 }
 
 // PostRecv queues receive requests (urma_post_jfr_wr). On error it returns a
 // *PostError like Post. PostRecv keeps no reference to wrs.
 func (r *receiver) PostRecv(wrs []RecvWR) error {
-	n, err := r.postAll(wrs)
+	r.mu.Lock()
+	if cap(r.scratch) < len(wrs) {
+		r.scratch = make([]provider.RecvWR, len(wrs))
+	}
+	ws := r.scratch[:len(wrs)]
+	for i := range wrs {
+		rawRecvWR(&ws[i], &wrs[i])
+	}
+	n, err := r.postAll(ws)
+	clear(ws)
+	r.mu.Unlock()
 	if err != nil {
 		return &PostError{Op: r.kind + " post recv", Index: n, Err: err}
 	}
@@ -78,13 +91,13 @@ func (r *receiver) PostRecv(wrs []RecvWR) error {
 }
 
 // Recv queues one receive into buf (urma_recv).
-func (r *receiver) Recv(buf SGE, userCtx uint64) error {
+func (r *receiver) Recv(buf segment.SGE, userCtx uint64) error {
 	r.mu.Lock()
-	r.sge[0] = buf
+	r.sge[0] = rawSGE(buf)
 	w := &r.one[0] // filled in place (see sender.postOne)
 	w.UserCtx, w.Local = userCtx, r.sge[:]
 	n, err := r.postAll(r.one[:])
-	r.one[0], r.sge[0] = RecvWR{}, SGE{}
+	r.one[0], r.sge[0] = provider.RecvWR{}, provider.SGE{}
 	r.mu.Unlock()
 	if err != nil {
 		return &PostError{Op: r.kind + " recv", Index: n, Err: err}
@@ -125,7 +138,7 @@ func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
 }
 
 // Descriptor returns what a peer needs to import this JFR.
-func (j *JFR) Descriptor() Descriptor { return j.p.Desc() }
+func (j *JFR) Descriptor() Descriptor { return DescriptorOf(j.p.Desc()) }
 
 // Query returns the queue's id, state, mode, depth and occupancy.
 func (j *JFR) Query() (JFRAttr, error) {
@@ -137,19 +150,19 @@ func (j *JFR) Query() (JFRAttr, error) {
 	if !ok {
 		return JFRAttr{}, opErr("jfr query", provider.Errorf(urma.ErrFail, "provider reports JFR state %v", a.State))
 	}
-	return JFRAttr{ID: a.ID, State: st, Mode: a.Mode, Depth: a.Depth, Outstanding: a.Outstanding}, nil
+	return JFRAttr{ID: urma.JettyIDOf(a.ID), State: st, Mode: urma.TransportMode(a.Mode), Depth: a.Depth, Outstanding: a.Outstanding}, nil
 }
 
-// Modify changes the JFR's state: to JFRStateError, or from
-// JFRStateError to JFRStateReset and then JFRStateReady to use it again.
-func (j *JFR) Modify(st JFRState) error {
+// Modify changes the JFR's state: to urma.JFRStateError, or from
+// urma.JFRStateError to urma.JFRStateReset and then urma.JFRStateReady to use it again.
+func (j *JFR) Modify(st urma.JFRState) error {
 	var ps provider.State
 	switch st {
-	case JFRStateReset:
+	case urma.JFRStateReset:
 		ps = provider.StateReset
-	case JFRStateReady:
+	case urma.JFRStateReady:
 		ps = provider.StateReady
-	case JFRStateError:
+	case urma.JFRStateError:
 		ps = provider.StateError
 	default:
 		return opErr("jfr modify", provider.Errorf(urma.ErrInvalid, "unknown JFR state %v", st))

@@ -22,7 +22,7 @@ const (
 // DefaultRNRTimeout.
 type JFSConfig struct {
 	Depth      int
-	Mode       Mode
+	Mode       urma.TransportMode
 	MaxSGE     int
 	MaxInline  int
 	RNRRetry   int
@@ -50,13 +50,13 @@ func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, e
 		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "negative depth, sge, inline or rnr timeout")
 	}
 	attr := ctx.Device().Attr()
-	pc := provider.JFSConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, MaxInline: c.MaxInline,
+	pc := provider.JFSConfig{Depth: c.Depth, Mode: provider.TransportMode(c.Mode), MaxSGE: c.MaxSGE, MaxInline: c.MaxInline,
 		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: c.JFC.p, LockFree: c.LockFree, Owner: owner}
 	if pc.Depth == 0 {
 		pc.Depth = min(DefaultDepth, attr.MaxJFSDepth)
 	}
 	if pc.Mode == 0 {
-		pc.Mode = RM
+		pc.Mode = provider.RM
 	}
 	if !pc.Mode.Valid() {
 		// Not a mode at all: a bad argument, where a provider checking
@@ -94,7 +94,7 @@ func NewJFS(ctx *urma.Context, cfg JFSConfig) (*JFS, error) {
 	if ctx == nil {
 		return nil, opErr("create jfs", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
-	if cfg.Mode == RC {
+	if cfg.Mode == urma.RC {
 		return nil, opErr("create jfs", provider.Errorf(urma.ErrInvalid, "RC mode needs a Jetty bound with Bind, not a JFS"))
 	}
 	j := &JFS{}

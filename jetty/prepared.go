@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/spin"
 )
 
@@ -24,7 +25,10 @@ import (
 // memory its SGEs name, they are read at each Post, so that a prepared
 // inline request sends what they hold then.
 type Prepared struct {
-	w *WR
+	// w is the request in the provider's form, the provider's copy or own.
+	w *provider.WR
+	// pub is the request as Prepare took it, for WR.
+	pub WR
 	// p is the provider's prepared request; nil when the provider has
 	// none or the request uses views, and Post then posts own through
 	// the sender's post.
@@ -36,7 +40,7 @@ type Prepared struct {
 	// pace is PostWhen's, one across calls as a JFC's is PollWait's.
 	pace spin.Pacer
 	s    *sender
-	own  [1]WR
+	own  [1]provider.WR
 }
 
 // Prepare checks wr as Post would and returns it prepared for posting, or
@@ -45,9 +49,12 @@ type Prepared struct {
 // for requests that use views, Prepare only copies the request, and each
 // Post is a Post of it, refusals included.
 func (s *sender) Prepare(wr WR) (*Prepared, error) {
-	p := &Prepared{s: s}
-	if pr, ok := s.p.(provider.Preparer); ok && !usesViews([]WR{wr}) {
-		pp, err := pr.Prepare(&wr)
+	p := &Prepared{s: s, pub: wr}
+	p.pub.Local = append([]segment.SGE(nil), wr.Local...)
+	var raw provider.WR
+	rawWR(&raw, &p.pub)
+	if pr, ok := s.p.(provider.Preparer); ok && !usesViews([]provider.WR{raw}) {
+		pp, err := pr.Prepare(&raw)
 		if err != nil {
 			return nil, &PostError{Op: s.kind + " prepare", Err: err}
 		}
@@ -58,10 +65,8 @@ func (s *sender) Prepare(wr WR) (*Prepared, error) {
 	}
 	// Without the provider's help the request is kept here and posted
 	// whole; its SGE list is copied, as the provider's would be.
-	w := &p.own[0]
-	*w = wr
-	w.Local = append([]SGE(nil), wr.Local...)
-	p.w = w
+	p.own[0] = raw
+	p.w = &p.own[0]
 	return p, nil
 }
 
@@ -123,7 +128,12 @@ type postAfter struct {
 }
 
 // WR returns a copy of the request as the next Post will post it.
-func (p *Prepared) WR() WR { return *p.w }
+func (p *Prepared) WR() WR {
+	w := p.pub
+	w.UserCtx, w.Imm, w.Compare, w.Operand = p.w.UserCtx, p.w.Imm, p.w.Compare, p.w.Operand
+	w.Local = append([]segment.SGE(nil), p.pub.Local...)
+	return w
+}
 
 // SetUserCtx sets the user context of the requests posted from now on.
 func (p *Prepared) SetUserCtx(userCtx uint64) { p.w.UserCtx = userCtx }

@@ -19,7 +19,7 @@ type PreparedRecv struct {
 	// or the requests use views, and Post then posts own through the
 	// queue's PostRecv.
 	p   provider.PreparedRecv
-	own []RecvWR
+	own []provider.RecvWR
 }
 
 // PrepareRecv checks wrs as PostRecv would and returns them prepared for
@@ -29,19 +29,20 @@ type PreparedRecv struct {
 // copies the list, and each Post is a PostRecv of it, refusals included.
 func (r *receiver) PrepareRecv(wrs []RecvWR) (*PreparedRecv, error) {
 	p := &PreparedRecv{r: r}
-	if r.prep != nil && !recvsUseViews(wrs) {
-		pp, i, err := r.prep.PrepareRecv(wrs)
+	// The list in the provider's form, with SGE lists of its own.
+	raw := make([]provider.RecvWR, len(wrs))
+	for i := range wrs {
+		raw[i] = provider.RecvWR{UserCtx: wrs[i].UserCtx, Local: append([]provider.SGE(nil), rawSGEs(wrs[i].Local)...)}
+	}
+	if r.prep != nil && !recvsUseViews(raw) {
+		pp, i, err := r.prep.PrepareRecv(raw)
 		if err != nil {
 			return nil, &PostError{Op: r.kind + " prepare recv", Index: i, Err: err}
 		}
 		p.p = pp
 		return p, nil
 	}
-	p.own = make([]RecvWR, len(wrs))
-	for i, w := range wrs {
-		w.Local = append([]SGE(nil), w.Local...)
-		p.own[i] = w
-	}
+	p.own = raw
 	return p, nil
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Remote is an imported remote JFR or Jetty (urma_target_jetty_t). Put it in
-// WR.Target, or pass it to the helpers.
+// WR.To, or pass it to the helpers.
 type Remote struct {
 	p      provider.Remote
 	closer closer
@@ -15,15 +15,15 @@ type Remote struct {
 // ImportJFR imports a peer's JFR (urma_import_jfr); under PLAIN_TEXT the
 // token must match.
 func ImportJFR(ctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
-	return importRemote(ctx, desc, token, provider.KindJFR)
+	return importRemote(ctx, desc, token, KindJFR)
 }
 
 // ImportJetty imports a peer's Jetty (urma_import_jetty).
 func ImportJetty(ctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
-	return importRemote(ctx, desc, token, provider.KindJetty)
+	return importRemote(ctx, desc, token, KindJetty)
 }
 
-func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind provider.JettyKind) (*Remote, error) {
+func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind Kind) (*Remote, error) {
 	op := "import " + kind.String()
 	if ctx == nil {
 		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "nil context"))
@@ -34,7 +34,7 @@ func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind provide
 	if desc.Kind != kind {
 		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "descriptor names a %v", desc.Kind))
 	}
-	p, err := ctx.Raw().Import(desc, token)
+	p, err := ctx.Raw().Import(desc.Raw(), token)
 	if err != nil {
 		return nil, &urma.OpError{Op: op, Obj: desc.String(), Err: err}
 	}
@@ -46,12 +46,11 @@ func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind provide
 // import with ImportJFR and ImportJetty.
 func WrapRemote(p provider.Remote) *Remote { return &Remote{p: p} }
 
-// Desc returns the descriptor the remote was imported from.
-func (r *Remote) Desc() Descriptor { return r.p.Desc() }
+// Descriptor returns the descriptor the remote was imported from.
+func (r *Remote) Descriptor() Descriptor { return DescriptorOf(r.p.Desc()) }
 
-// RawRemote returns the provider's handle; it lets providers see through a
-// *Remote placed in WR.Target.
-func (r *Remote) RawRemote() provider.Remote { return r.p }
+// Raw returns the provider's handle.
+func (r *Remote) Raw() provider.Remote { return r.p }
 
 // Unimport releases the remote (urma_unimport_jfr / urma_unimport_jetty).
 // Idempotent and nil-safe.

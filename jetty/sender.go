@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -14,11 +15,13 @@ type sender struct {
 	kind string
 	// jfc receives the queue's records; it finishes requests through views.
 	jfc *JFC
-	// mu guards the scratch request the helpers build, so that a helper call
-	// allocates nothing.
-	mu  sync.Mutex
-	one [1]WR
-	sge [1]SGE
+	// mu guards the scratch requests that Post and the helpers build in
+	// the provider's form, so that a post allocates nothing once the
+	// scratch has grown to the largest batch.
+	mu      sync.Mutex
+	one     [1]provider.WR
+	sge     [1]provider.SGE
+	scratch []provider.WR
 }
 
 // Post queues a batch of work requests (urma_post_jfs_wr). On error it
@@ -26,7 +29,17 @@ type sender struct {
 // not. A full queue is urma.ErrAgain: poll completions and post the rest.
 // Post keeps no reference to wrs.
 func (s *sender) Post(wrs []WR) error {
-	n, err := s.post(wrs)
+	s.mu.Lock()
+	if cap(s.scratch) < len(wrs) {
+		s.scratch = make([]provider.WR, len(wrs))
+	}
+	ws := s.scratch[:len(wrs)]
+	for i := range wrs {
+		rawWR(&ws[i], &wrs[i])
+	}
+	n, err := s.post(ws)
+	clear(ws)
+	s.mu.Unlock()
 	if err != nil {
 		return &PostError{Op: s.kind + " post", Index: n, Err: err}
 	}
@@ -36,8 +49,9 @@ func (s *sender) Post(wrs []WR) error {
 // Flush returns WR_FLUSH_ERR records for the requests still queued, after
 // the queue went to StateError (urma_flush_jfs / urma_flush_jetty).
 func (s *sender) Flush(crs []CR) (int, error) {
-	n, err := s.p.Flush(crs)
-	n = s.jfc.views.finish(crs[:n])
+	raw := rawCRs(crs)
+	n, err := s.p.Flush(raw)
+	n = s.jfc.views.finish(raw[:n])
 	if err != nil {
 		return n, opErr(s.kind+" flush", err)
 	}
@@ -72,35 +86,35 @@ func (s *sender) Unadvise(r *Remote) error {
 func (s *sender) Query() (Attr, error) {
 	a, err := s.p.Query()
 	if err != nil {
-		return a, opErr(s.kind+" query", err)
+		return Attr{}, opErr(s.kind+" query", err)
 	}
-	return a, nil
+	return attrOf(a), nil
 }
 
 // Modify changes the queue's state: to StateError, or from StateError to
 // StateReset and then StateReady to use it again.
-func (s *sender) Modify(st State) error {
-	if err := s.p.Modify(st); err != nil {
+func (s *sender) Modify(st urma.State) error {
+	if err := s.p.Modify(provider.State(st)); err != nil {
 		return opErr(s.kind+" modify", err)
 	}
 	return nil
 }
 
 // postOne posts the scratch request built by fill.
-func (s *sender) postOne(op Opcode, to *Remote, flags Flags, userCtx uint64, fill func(w *WR)) error {
+func (s *sender) postOne(op urma.Opcode, to *Remote, flags Flags, userCtx uint64, fill func(w *provider.WR)) error {
 	s.mu.Lock()
 	// Zeroed, then filled field by field: a literal stored through a
 	// pointer is built in a temporary and copied.
 	w := &s.one[0]
-	*w = WR{}
-	w.Opcode, w.Flags, w.UserCtx = op, flags|Signaled, userCtx
+	*w = provider.WR{}
+	w.Opcode, w.Flags, w.UserCtx = provider.Opcode(op), provider.WRFlags(flags|Signaled), userCtx
 	if to != nil {
 		w.Target = to.p
 	}
 	fill(w)
 	n, err := s.post(s.one[:])
-	*w = WR{}
-	s.sge[0] = SGE{}
+	*w = provider.WR{}
+	s.sge[0] = provider.SGE{}
 	s.mu.Unlock()
 	if err != nil {
 		return &PostError{Op: s.kind + " " + op.String(), Index: n, Err: err}
@@ -110,42 +124,42 @@ func (s *sender) postOne(op Opcode, to *Remote, flags Flags, userCtx uint64, fil
 
 // Write posts a signaled WRITE of src (local) to dst (remote). to may be nil
 // on a Jetty bound in RC mode. flags can add Fence, Solicited or Inline.
-func (s *sender) Write(to *Remote, dst, src SGE, flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpWrite, to, flags, userCtx, func(w *WR) {
-		s.sge[0] = src
-		w.Local, w.Remote = s.sge[:], dst
+func (s *sender) Write(to *Remote, dst, src segment.SGE, flags Flags, userCtx uint64) error {
+	return s.postOne(urma.OpWrite, to, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(src)
+		w.Local, w.Remote = s.sge[:], rawSGE(dst)
 	})
 }
 
 // WriteImm posts a signaled WRITE_IMM: the data lands in dst and the target
 // consumes a receive whose record carries imm.
-func (s *sender) WriteImm(to *Remote, dst, src SGE, imm uint64, flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpWriteImm, to, flags, userCtx, func(w *WR) {
-		s.sge[0] = src
-		w.Local, w.Remote, w.Imm = s.sge[:], dst, imm
+func (s *sender) WriteImm(to *Remote, dst, src segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
+	return s.postOne(urma.OpWriteImm, to, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(src)
+		w.Local, w.Remote, w.Imm = s.sge[:], rawSGE(dst), imm
 	})
 }
 
 // Read posts a signaled READ of src (remote) into dst (local).
-func (s *sender) Read(from *Remote, dst, src SGE, flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpRead, from, flags, userCtx, func(w *WR) {
-		s.sge[0] = dst
-		w.Local, w.Remote = s.sge[:], src
+func (s *sender) Read(from *Remote, dst, src segment.SGE, flags Flags, userCtx uint64) error {
+	return s.postOne(urma.OpRead, from, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(dst)
+		w.Local, w.Remote = s.sge[:], rawSGE(src)
 	})
 }
 
 // Send posts a signaled SEND of src to the remote JFR or Jetty.
-func (s *sender) Send(to *Remote, src SGE, flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpSend, to, flags, userCtx, func(w *WR) {
-		s.sge[0] = src
+func (s *sender) Send(to *Remote, src segment.SGE, flags Flags, userCtx uint64) error {
+	return s.postOne(urma.OpSend, to, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(src)
 		w.Local = s.sge[:]
 	})
 }
 
 // SendImm posts a signaled SEND_IMM; the receiver's record carries imm.
-func (s *sender) SendImm(to *Remote, src SGE, imm uint64, flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpSendImm, to, flags, userCtx, func(w *WR) {
-		s.sge[0] = src
+func (s *sender) SendImm(to *Remote, src segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
+	return s.postOne(urma.OpSendImm, to, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(src)
 		w.Local, w.Imm = s.sge[:], imm
 	})
 }
@@ -154,33 +168,33 @@ func (s *sender) SendImm(to *Remote, src SGE, imm uint64, flags Flags, userCtx u
 // (remote): if they equal compare they become swap. The old value lands in
 // result (8 local bytes, host byte order). A helper: URMA has CAS only as an
 // opcode of a posted request.
-func (s *sender) CAS(to *Remote, dst, result SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpCAS, to, flags, userCtx, func(w *WR) {
-		s.sge[0] = result
-		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], dst, compare, swap
+func (s *sender) CAS(to *Remote, dst, result segment.SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
+	return s.postOne(urma.OpCAS, to, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(result)
+		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], rawSGE(dst), compare, swap
 	})
 }
 
 // FAA posts a signaled fetch-and-add of add to the 8 aligned bytes at dst;
 // the old value lands in result. A helper over the FADD opcode.
-func (s *sender) FAA(to *Remote, dst, result SGE, add uint64, flags Flags, userCtx uint64) error {
-	return s.Atomic(provider.OpFAdd, to, dst, result, add, flags, userCtx)
+func (s *sender) FAA(to *Remote, dst, result segment.SGE, add uint64, flags Flags, userCtx uint64) error {
+	return s.Atomic(urma.OpFAdd, to, dst, result, add, flags, userCtx)
 }
 
 // Atomic posts a signaled SWAP, FADD, FSUB, FAND, FOR or FXOR with operand on
 // the 8 aligned bytes at dst; the old value lands in result.
-func (s *sender) Atomic(op Opcode, to *Remote, dst, result SGE, operand uint64, flags Flags, userCtx uint64) error {
-	if !op.IsAtomic() || op == provider.OpCAS {
+func (s *sender) Atomic(op urma.Opcode, to *Remote, dst, result segment.SGE, operand uint64, flags Flags, userCtx uint64) error {
+	if !op.IsAtomic() || op == urma.OpCAS {
 		return &PostError{Op: s.kind + " atomic", Err: provider.Errorf(urma.ErrInvalid,
 			"%v is not a single-operand atomic (use CAS for compare-and-swap)", op)}
 	}
-	return s.postOne(op, to, flags, userCtx, func(w *WR) {
-		s.sge[0] = result
-		w.Local, w.Remote, w.Operand = s.sge[:], dst, operand
+	return s.postOne(op, to, flags, userCtx, func(w *provider.WR) {
+		s.sge[0] = rawSGE(result)
+		w.Local, w.Remote, w.Operand = s.sge[:], rawSGE(dst), operand
 	})
 }
 
 // NOP posts a signaled NOP, which completes after the requests before it.
 func (s *sender) NOP(flags Flags, userCtx uint64) error {
-	return s.postOne(provider.OpNOP, nil, flags, userCtx, func(*WR) {})
+	return s.postOne(urma.OpNOP, nil, flags, userCtx, func(*provider.WR) {})
 }

@@ -2,97 +2,308 @@ package jetty
 
 import (
 	"fmt"
+	"reflect"
+	"unsafe"
 
+	"github.com/urma-go/sdk/internal/layout"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
-// WR is a send-side work request; see provider.WR for which fields each
-// opcode uses. Target may be a *Remote.
-type WR = provider.WR
+// WR is a send-side work request (urma_jfs_wr_t).
+//
+// Which fields an opcode uses:
+//   - WRITE, WRITE_IMM: Local (gather) or Inline, Remote, Imm for WRITE_IMM.
+//     Remote is exactly the range written: its Len equals the data's.
+//   - READ: Local (scatter), Remote (its Len equals the Local total).
+//   - CAS: Local (8 bytes receive the old value), Remote (8 bytes, aligned),
+//     Compare, Operand (the swap value).
+//   - SWAP, FADD, FSUB, FAND, FOR, FXOR: Local, Remote, Operand.
+//   - SEND, SEND_IMM: Local or Inline, Imm for SEND_IMM.
+//   - NOP: nothing.
+//
+// Inline bytes are data only with the Inline flag set; a request that has
+// them without the flag is refused. An Inline request with no Inline bytes
+// takes its data from its Local SGEs, copied during the post.
+//
+// To is the imported JFR or Jetty the request goes to: every request
+// names one, one-sided requests too (they reach the peer's memory through
+// it). It may be nil on a Jetty bound in RC mode, which uses the bound
+// remote. Remote is the range of an imported segment (segment.Target)
+// that one-sided requests touch.
+type WR struct {
+	Opcode  urma.Opcode
+	Flags   Flags
+	UserCtx uint64
+	To      *Remote
+	Local   []segment.SGE
+	Remote  segment.SGE
+	Inline  []byte
+	Imm     uint64
+	Compare uint64
+	Operand uint64
+}
 
-// RecvWR is a receive request: the buffers an incoming message fills.
-type RecvWR = provider.RecvWR
+// DataLen is the number of bytes the request carries: the inline data's
+// length, or the sum of the local SGE lengths.
+func (w *WR) DataLen() uint64 {
+	if w.Flags&Inline != 0 && len(w.Inline) > 0 {
+		return uint64(len(w.Inline))
+	}
+	var n uint64
+	for i := range w.Local {
+		n += uint64(w.Local[i].Len)
+	}
+	return n
+}
 
-// CR is a completion record.
-type CR = provider.CR
+// RecvWR is a receive work request (urma_jfr_wr_t): the buffers an incoming
+// message is scattered into, in order.
+type RecvWR struct {
+	UserCtx uint64
+	Local   []segment.SGE
+}
 
-// SGE is a scatter/gather element, made by segment.Segment.SGE or
-// segment.Target.SGE.
-type SGE = provider.SGE
+// CR is a completion record (urma_cr_t).
+type CR struct {
+	Status urma.CRStatus
+	// Opcode is what a receive-side record (Flags has CRRecv) completed,
+	// as urma_cr_opcode_t says: CRSend, CRSendImm, CRSendInvalidate or
+	// CRWriteImm. It is zero on send-side records.
+	Opcode CROpcode
+	// WROpcode is the opcode of the request a send-side record completes
+	// (an extension: urma_cr_t has no such field). It is zero on
+	// receive-side records.
+	WROpcode urma.Opcode
+	Flags    CRFlags
+	// Len is completion_len: bytes received, or bytes moved by a send-side
+	// request.
+	Len     uint32
+	UserCtx uint64
+	// LocalID is the id of the JFS, JFR or Jetty the record belongs to.
+	LocalID uint32
+	// RemoteID is the sender of a received message, or the target of a
+	// send-side request.
+	RemoteID urma.JettyID
+	Imm      uint64
+}
 
-// Opcode is a work request opcode.
-type Opcode = provider.Opcode
+// A CR has the provider's layout, so that a poll fills the caller's slice
+// in place.
+func init() { layout.Must(reflect.TypeFor[CR](), reflect.TypeFor[provider.CR]()) }
 
-// Flags are per-request flags.
-type Flags = provider.WRFlags
+// OK reports whether the record has status SUCCESS.
+func (c *CR) OK() bool { return c.Status == urma.CRSuccess }
 
-// Request flags.
-const (
-	Signaled    = provider.FlagSignaled
-	Solicited   = provider.FlagSolicited
-	Fence       = provider.FlagFence
-	Inline      = provider.FlagInline
-	RelaxOrder  = provider.FlagPlaceOrderRelax
-	StrongOrder = provider.FlagPlaceOrderStrong
-	CompOrder   = provider.FlagCompOrder
-)
+// Err returns nil for SUCCESS, or a *CRError.
+func (c *CR) Err() error {
+	if c.Status == urma.CRSuccess {
+		return nil
+	}
+	return &CRError{Status: c.Status, Opcode: c.WROpcode, Recv: c.Flags&CRRecv != 0, RecvOpcode: c.Opcode, UserCtx: c.UserCtx}
+}
 
-// CRFlags describe a completion record.
-type CRFlags = provider.CRFlags
+// String is a readable one-line form.
+func (c CR) String() string { return (*provider.CR)(unsafe.Pointer(&c)).String() }
 
-// CROpcode is what a receive-side record completed (urma_cr_opcode_t).
-type CROpcode = provider.CROpcode
+// CRError is the error form of a failed completion record.
+type CRError struct {
+	Status urma.CRStatus
+	// Opcode is the failed request's opcode (send side).
+	Opcode urma.Opcode
+	// Recv tells a receive-side record, whose RecvOpcode applies.
+	Recv       bool
+	RecvOpcode CROpcode
+	UserCtx    uint64
+}
+
+// Error names the status, opcode and user context.
+func (e *CRError) Error() string {
+	if e.Recv {
+		return fmt.Sprintf("urma: receive (%v) completed with %v (ctx %#x)", e.RecvOpcode, e.Status, e.UserCtx)
+	}
+	return fmt.Sprintf("urma: %v completed with %v (ctx %#x)", e.Opcode, e.Status, e.UserCtx)
+}
+
+// Is makes errors.Is(err, urma.ErrSignature) true for a CRSignatureErr
+// record.
+func (e *CRError) Is(target error) bool {
+	return e.Status == urma.CRSignatureErr && target == urma.ErrSignature
+}
+
+// CROpcode is what a receive-side record completed, with the values of
+// urma_cr_opcode_t.
+type CROpcode uint8
 
 // Receive completion opcodes.
 const (
-	CRSend           = provider.CROpSend
-	CRSendImm        = provider.CROpSendImm
-	CRSendInvalidate = provider.CROpSendInvalidate
-	CRWriteImm       = provider.CROpWriteImm
-	CRFlushWrite     = provider.CROpFlushWrite
+	CRSend           CROpcode = 0x00
+	CRSendImm        CROpcode = 0x01
+	CRSendInvalidate CROpcode = 0x02
+	CRWriteImm       CROpcode = 0x03
+	CRFlushWrite     CROpcode = 0x04
 )
+
+// String returns the URMA name without the URMA_CR_OPC_ prefix.
+func (o CROpcode) String() string { return provider.CROpcode(o).String() }
+
+// CROpcodeOf is the CROpcode of the receive record a message sent with op
+// produces; ok is false for opcodes that consume no receive.
+func CROpcodeOf(op urma.Opcode) (CROpcode, bool) {
+	c, ok := provider.CROpcodeOf(provider.Opcode(op))
+	return CROpcode(c), ok
+}
+
+// Flags are the per-request flags, with the bit positions of
+// urma_jfs_wr_flag_t.
+type Flags uint32
+
+// Request flags.
+const (
+	// RelaxOrder and StrongOrder are the two values of the two-bit
+	// place_order field, and CompOrder asks for completion in order with
+	// earlier requests. No provider offers more order than every request
+	// already has (a queue's requests complete in order; Fence orders
+	// after reads and atomics), so Post refuses them with
+	// urma.ErrNotSupported.
+	RelaxOrder  Flags = 0x1
+	StrongOrder Flags = 0x2
+	CompOrder   Flags = 1 << 2
+	// Fence waits for earlier reads and atomics of the queue to finish.
+	Fence Flags = 1 << 3
+	// Solicited raises a solicited event at the receiver (solicited_enable).
+	Solicited Flags = 1 << 4
+	// Signaled asks for a completion record on success (complete_enable).
+	// Errors always produce one. The helpers (Write, Send, ...) set it.
+	Signaled Flags = 1 << 5
+	// Inline copies the data into the request at post time (inline_flag).
+	Inline Flags = 1 << 6
+)
+
+// String lists the flags with UMDK's field names.
+func (f Flags) String() string { return provider.WRFlags(f).String() }
+
+// CRFlags describe a completion record: bits 0-3 are urma_cr_flag_t's,
+// bits 8 and up are extensions that UMDK's eight-bit flag cannot hold.
+type CRFlags uint16
 
 // Completion record flags.
 const (
-	CRRecv         = provider.CRFlagRecv
-	CRJetty        = provider.CRFlagJetty
-	CRSuspendDone  = provider.CRFlagSuspendDone
-	CRFlushErrDone = provider.CRFlagFlushErrDone
-	CRImm          = provider.CRFlagImm
-	CRSolicited    = provider.CRFlagSolicited
+	// CRRecv marks a record of a receive (the s_r bit).
+	CRRecv CRFlags = 1 << 0
+	// CRJetty marks a record of a Jetty rather than a JFS or JFR.
+	CRJetty CRFlags = 1 << 1
+	// CRSuspendDone and CRFlushErrDone mark the records a device writes
+	// when a suspended or flushed queue has finished.
+	CRSuspendDone  CRFlags = 1 << 2
+	CRFlushErrDone CRFlags = 1 << 3
+	// CRImm marks a record that carries immediate data (an extension).
+	CRImm CRFlags = 1 << 8
+	// CRSolicited marks a receive of a solicited message (an extension).
+	CRSolicited CRFlags = 1 << 9
 )
 
-// Mode is a transport mode.
-type Mode = provider.TransportMode
+// String lists the flags.
+func (f CRFlags) String() string { return provider.CRFlags(f).String() }
 
-// Transport modes.
+// Kind says what a Descriptor names, with the values of
+// urma_target_type_t.
+type Kind uint8
+
+// Kinds of descriptors.
 const (
-	RM = provider.RM
-	RC = provider.RC
-	UM = provider.UM
+	KindJFR   Kind = 0
+	KindJetty Kind = 1
+	// KindJettyGroup is a jetty group, which no provider offers yet.
+	KindJettyGroup Kind = 2
 )
 
-// State is a queue state.
-type State = provider.State
+// String returns the URMA name: "JFR", "JETTY" or "JETTY_GROUP".
+func (k Kind) String() string { return provider.JettyKind(k).String() }
 
-// Queue states.
-const (
-	StateReset     = provider.StateReset
-	StateReady     = provider.StateReady
-	StateSuspended = provider.StateSuspended
-	StateError     = provider.StateError
-)
-
-// Attr is what Query returns.
-type Attr = provider.QueueAttr
-
-// Descriptor is what a peer needs to import a JFR or Jetty; it marshals to
-// 32 bytes.
-type Descriptor = provider.JettyDesc
+// Descriptor is what a peer needs to import a JFR or Jetty: its id, kind,
+// transport mode and token policy. The token value travels separately. It
+// marshals to DescriptorSize bytes; UnmarshalBinary rejects malformed
+// input.
+type Descriptor struct {
+	ID          urma.JettyID
+	Kind        Kind
+	Mode        urma.TransportMode
+	TokenPolicy segment.TokenPolicy
+}
 
 // DescriptorSize is the length of a marshalled Descriptor.
-const DescriptorSize = provider.JettyDescSize
+const DescriptorSize = 32
+
+// DescriptorOf converts the provider's form.
+func DescriptorOf(p provider.JettyDesc) Descriptor {
+	return Descriptor{ID: urma.JettyIDOf(p.ID), Kind: Kind(p.Kind), Mode: urma.TransportMode(p.Mode),
+		TokenPolicy: segment.TokenPolicy(p.TokenPolicy)}
+}
+
+// Raw is the provider's form.
+func (d Descriptor) Raw() provider.JettyDesc {
+	return provider.JettyDesc{ID: d.ID.Raw(), Kind: provider.JettyKind(d.Kind), Mode: provider.TransportMode(d.Mode),
+		TokenPolicy: provider.TokenPolicy(d.TokenPolicy)}
+}
+
+// String is a one-line human form.
+func (d Descriptor) String() string { return d.Raw().String() }
+
+// Validate checks the kind, mode and token policy.
+func (d Descriptor) Validate() error { return d.Raw().Validate() }
+
+// MarshalBinary encodes the descriptor in DescriptorSize bytes.
+func (d Descriptor) MarshalBinary() ([]byte, error) { return d.Raw().MarshalBinary() }
+
+// UnmarshalBinary decodes what MarshalBinary wrote and rejects anything
+// else, leaving d unchanged then.
+func (d *Descriptor) UnmarshalBinary(b []byte) error {
+	var p provider.JettyDesc
+	if err := p.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	*d = DescriptorOf(p)
+	return nil
+}
+
+// Attr is what JFS.Query and Jetty.Query report.
+type Attr struct {
+	ID    urma.JettyID
+	State urma.State
+	Mode  urma.TransportMode
+	Depth int
+	// Outstanding is the number of requests holding a queue slot.
+	Outstanding int
+}
+
+func attrOf(p provider.QueueAttr) Attr {
+	return Attr{ID: urma.JettyIDOf(p.ID), State: urma.State(p.State), Mode: urma.TransportMode(p.Mode),
+		Depth: p.Depth, Outstanding: p.Outstanding}
+}
+
+// JFRAttr is what JFR.Query reports.
+type JFRAttr struct {
+	ID    urma.JettyID
+	State urma.JFRState
+	Mode  urma.TransportMode
+	Depth int
+	// Outstanding is the number of posted receives not yet consumed.
+	Outstanding int
+}
+
+func jfrStateOf(s provider.State) (urma.JFRState, bool) {
+	switch s {
+	case provider.StateReset:
+		return urma.JFRStateReset, true
+	case provider.StateReady:
+		return urma.JFRStateReady, true
+	case provider.StateError:
+		return urma.JFRStateError, true
+	}
+	return 0, false
+}
 
 // PostError reports the first request Post did not queue. The requests
 // before Index were queued; the one at Index and those after it were not.
@@ -109,48 +320,3 @@ func (e *PostError) Error() string {
 
 // Unwrap returns the cause.
 func (e *PostError) Unwrap() error { return e.Err }
-
-// JFRState is the state of a JFR, with the values of urma_jfr_state_t.
-type JFRState uint8
-
-// JFR states.
-const (
-	JFRStateReset JFRState = 0
-	JFRStateReady JFRState = 1
-	JFRStateError JFRState = 2
-)
-
-// String returns the URMA name.
-func (s JFRState) String() string {
-	switch s {
-	case JFRStateReset:
-		return "RESET"
-	case JFRStateReady:
-		return "READY"
-	case JFRStateError:
-		return "ERROR"
-	}
-	return fmt.Sprintf("JFRState(%d)", uint8(s))
-}
-
-func jfrStateOf(s provider.State) (JFRState, bool) {
-	switch s {
-	case provider.StateReset:
-		return JFRStateReset, true
-	case provider.StateReady:
-		return JFRStateReady, true
-	case provider.StateError:
-		return JFRStateError, true
-	}
-	return 0, false
-}
-
-// JFRAttr is what JFR.Query reports.
-type JFRAttr struct {
-	ID    urma.JettyID
-	State JFRState
-	Mode  Mode
-	Depth int
-	// Outstanding is the number of posted receives not yet consumed.
-	Outstanding int
-}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
@@ -34,7 +33,7 @@ func BenchmarkView(b *testing.B) {
 		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk}})
 	for _, c := range []struct {
 		name  string
-		local jetty.SGE
+		local segment.SGE
 		wire  uint32
 	}{
 		{"plain", m.SGE(0, chunks*4096), chunks * 4096},

@@ -39,9 +39,9 @@ func newViewFix(t testing.TB, a, b *urma.Context) *viewFix {
 	}{{a, &f.ajfc, &f.ajfs, &f.ajfr}, {b, &f.bjfc, &f.bjfs, &f.bjfr}} {
 		jfc, err := jetty.NewJFC(side.ctx, jetty.JFCConfig{Depth: 64})
 		require.NoError(t, err)
-		jfs, err := jetty.NewJFS(side.ctx, jetty.JFSConfig{Depth: 16, Mode: jetty.RM, JFC: jfc})
+		jfs, err := jetty.NewJFS(side.ctx, jetty.JFSConfig{Depth: 16, Mode: urma.RM, JFC: jfc})
 		require.NoError(t, err)
-		jfr, err := jetty.NewJFR(side.ctx, jetty.JFRConfig{Depth: 16, Mode: jetty.RM, JFC: jfc})
+		jfr, err := jetty.NewJFR(side.ctx, jetty.JFRConfig{Depth: 16, Mode: urma.RM, JFC: jfc})
 		require.NoError(t, err)
 		*side.jfc, *side.jfs, *side.jfr = jfc, jfs, jfr
 		t.Cleanup(func() { _ = jfs.Close(); _ = jfr.Close(); _ = jfc.Close() })
@@ -343,8 +343,8 @@ func viewStripBad(f *viewFix) {
 
 	// Unsignaled and clean: no record, and the view is free again.
 	m.Bytes()[2*4096+4050] ^= 0x20
-	require.NoError(f.t, f.ajfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Target: f.atob, UserCtx: 43,
-		Local: []jetty.SGE{v.SGE(0, n*4096)}, Remote: rt.SGE(0, n*4092)}}))
+	require.NoError(f.t, f.ajfs.Post([]jetty.WR{{Opcode: urma.OpWrite, To: f.atob, UserCtx: 43,
+		Local: []segment.SGE{v.SGE(0, n*4096)}, Remote: rt.SGE(0, n*4092)}}))
 	f.quiet(f.ajfc)
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, n*4092), v.SGE(0, n*4096), 0, 44))
 	f.ok(f.ajfc, 44)
@@ -531,8 +531,8 @@ func viewRefusals(f *viewFix) {
 
 	// One transfer at a time: the second request of a batch that names the
 	// same view is refused, the first one runs.
-	wr := jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: f.atob, UserCtx: 95,
-		Local: []jetty.SGE{v.SGE(0, 4100)}, Remote: rt.SGE(0, 4096)}
+	wr := jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: f.atob, UserCtx: 95,
+		Local: []segment.SGE{v.SGE(0, 4100)}, Remote: rt.SGE(0, 4096)}
 	wr2 := wr
 	wr2.UserCtx = 96
 	err = f.ajfs.Post([]jetty.WR{wr, wr2})

@@ -78,7 +78,7 @@ func (v *viewOps) drop(token uint64) {
 // finish completes the records of requests through views in crs, in place,
 // and returns how many records remain (those of unsignaled requests that
 // succeeded are dropped).
-func (v *viewOps) finish(crs []CR) int {
+func (v *viewOps) finish(crs []provider.CR) int {
 	// Small enough to be inlined into every poll, which then pays a load
 	// for the views when none is in flight.
 	if v.live.Load() == 0 {
@@ -88,7 +88,7 @@ func (v *viewOps) finish(crs []CR) int {
 }
 
 // finishViews is finish when requests through views are in flight.
-func (v *viewOps) finishViews(crs []CR) int {
+func (v *viewOps) finishViews(crs []provider.CR) int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	k := 0
@@ -118,7 +118,7 @@ func (v *viewOps) finishViews(crs []CR) int {
 }
 
 // usesViews reports whether a request names a view.
-func usesViews(wrs []WR) bool {
+func usesViews(wrs []provider.WR) bool {
 	for i := range wrs {
 		if _, ok := wrs[i].Remote.Seg.(*viewio.Engine); ok {
 			return true
@@ -130,7 +130,7 @@ func usesViews(wrs []WR) bool {
 	return false
 }
 
-func hasView(sges []SGE) bool {
+func hasView(sges []provider.SGE) bool {
 	for j := range sges {
 		if _, ok := sges[j].Seg.(*viewio.Engine); ok {
 			return true
@@ -156,11 +156,11 @@ func (v *viewOps) dropUnposted(ps []pending, n int) {
 }
 
 // post queues wrs, through their views when they name any.
-func (s *sender) post(wrs []WR) (int, error) {
+func (s *sender) post(wrs []provider.WR) (int, error) {
 	if !usesViews(wrs) {
 		return s.p.Post(wrs)
 	}
-	ws := make([]WR, len(wrs))
+	ws := make([]provider.WR, len(wrs))
 	var ps []pending
 	var prepErr error
 	i := 0
@@ -185,11 +185,11 @@ func (s *sender) post(wrs []WR) (int, error) {
 
 // prepare runs w's view SGEs through their views, in place, and returns
 // the token it registered if w uses any.
-func (s *sender) prepare(w *WR) (uint64, bool, error) {
+func (s *sender) prepare(w *provider.WR) (uint64, bool, error) {
 	if _, ok := w.Remote.Seg.(*viewio.Engine); ok {
 		return 0, false, provider.Errorf(urma.ErrInvalid, "a view is local memory: peers reach it through View.Expose's descriptor")
 	}
-	if !hasView(w.Local) || w.Flags&Inline != 0 {
+	if !hasView(w.Local) || w.Flags&provider.FlagInline != 0 {
 		return 0, false, nil
 	}
 	var dir viewio.Dir
@@ -201,21 +201,21 @@ func (s *sender) prepare(w *WR) (uint64, bool, error) {
 	default:
 		dir = viewio.FromView
 	}
-	op := &viewOp{userCtx: w.UserCtx, signaled: w.Flags&Signaled != 0}
+	op := &viewOp{userCtx: w.UserCtx, signaled: w.Flags&provider.FlagSignaled != 0}
 	local, err := begin(op, w.Local, dir)
 	if err != nil {
 		return 0, false, err
 	}
 	w.Local = local
 	w.UserCtx = s.jfc.views.add(op)
-	w.Flags |= Signaled
+	w.Flags |= provider.FlagSignaled
 	return w.UserCtx, true, nil
 }
 
 // begin starts op's transfers for the view SGEs of sges and returns the
 // SGE list the provider moves.
-func begin(op *viewOp, sges []SGE, dir viewio.Dir) ([]SGE, error) {
-	out := make([]SGE, len(sges))
+func begin(op *viewOp, sges []provider.SGE, dir viewio.Dir) ([]provider.SGE, error) {
+	out := make([]provider.SGE, len(sges))
 	var at uint64
 	for j, sg := range sges {
 		out[j] = sg
@@ -236,7 +236,7 @@ func begin(op *viewOp, sges []SGE, dir viewio.Dir) ([]SGE, error) {
 }
 
 // recvsUseViews tells whether any of the receives names a view.
-func recvsUseViews(wrs []RecvWR) bool {
+func recvsUseViews(wrs []provider.RecvWR) bool {
 	for i := range wrs {
 		if hasView(wrs[i].Local) {
 			return true
@@ -246,11 +246,11 @@ func recvsUseViews(wrs []RecvWR) bool {
 }
 
 // postAll queues receives, through their views when they name any.
-func (r *receiver) postAll(wrs []RecvWR) (int, error) {
+func (r *receiver) postAll(wrs []provider.RecvWR) (int, error) {
 	if !recvsUseViews(wrs) {
 		return r.post(wrs)
 	}
-	ws := make([]RecvWR, len(wrs))
+	ws := make([]provider.RecvWR, len(wrs))
 	var ps []pending
 	var prepErr error
 	i := 0

@@ -62,7 +62,7 @@ func TestDeviceByName(t *testing.T) {
 
 func TestDeviceByEID(t *testing.T) {
 	for i := 1; i <= 4; i++ {
-		eid := provider.EIDFromAddr(netip.AddrFrom4([4]byte{127, 0, 0, byte(i)}))
+		eid := urma.EIDFromAddr(netip.AddrFrom4([4]byte{127, 0, 0, byte(i)}))
 		d, err := urma.DeviceByEID(eid)
 		require.NoError(t, err)
 		assert.Equal(t, "loopback0", d.Name())

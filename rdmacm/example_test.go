@@ -27,7 +27,7 @@ func ExampleDial() {
 	}
 	defer ctx.Close()
 	jfc, _ := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 16})
-	j, _ := jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 8, Mode: jetty.RC, JFC: jfc}, Recv: jetty.JFRConfig{Depth: 8}})
+	j, _ := jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 8, Mode: urma.RC, JFC: jfc}, Recv: jetty.JFRConfig{Depth: 8}})
 	buf, _ := segment.Alloc(ctx, 4096, segment.Config{Access: segment.Read | segment.Write})
 	_ = j.Recv(buf.SGE(2048, 16), 1) // for the go ahead
 

@@ -72,7 +72,7 @@ func (c *Conn) Peer() *jetty.Remote { return c.peer }
 
 // PeerAddr is the peer's address and port.
 func (c *Conn) PeerAddr() netip.AddrPort {
-	id := c.peer.Desc().ID
+	id := c.peer.Descriptor().ID
 	return netip.AddrPortFrom(id.EID.Addr().Unmap(), uint16(id.UASID))
 }
 
@@ -94,7 +94,7 @@ func (c *Conn) Key(s *segment.Segment) (va uint64, rkey uint32, err error) {
 // fails that request with a remote access error, as on verbs. Close the
 // Target when done.
 func (c *Conn) Import(va, length uint64, rkey uint32) (*segment.Target, error) {
-	t, err := c.cm.ImportKey(c.peer.RawRemote(), va, length, rkey)
+	t, err := c.cm.ImportKey(c.peer.Raw(), va, length, rkey)
 	if err != nil {
 		return nil, &urma.OpError{Op: "rdma_cm import", Obj: fmt.Sprintf("%#x+%d rkey %#x", va, length, rkey), Err: err}
 	}

@@ -22,7 +22,7 @@ func TestLoopbackHasNoRDMACM(t *testing.T) {
 	jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 8})
 	require.NoError(t, err)
 	defer jfc.Close()
-	j, err := jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: jetty.RC, JFC: jfc}, Recv: jetty.JFRConfig{Depth: 4}})
+	j, err := jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: urma.RC, JFC: jfc}, Recv: jetty.JFRConfig{Depth: 4}})
 	require.NoError(t, err)
 	defer j.Close()
 
@@ -38,7 +38,7 @@ func TestLoopbackHasNoRDMACM(t *testing.T) {
 	// The Jetty is untouched: it still binds to URMA peers.
 	q, err := j.Query()
 	require.NoError(t, err)
-	assert.Equal(t, jetty.StateReady, q.State)
+	assert.Equal(t, urma.StateReady, q.State)
 }
 
 func TestParseAddr(t *testing.T) {

@@ -38,7 +38,7 @@ func newEnd(t *testing.T, dev *urma.Device) *end {
 	t.Cleanup(func() { assert.NoError(t, e.ctx.Close()) })
 	e.jfc, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: 32})
 	require.NoError(t, err)
-	e.j, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 8, Mode: jetty.RC, JFC: e.jfc}, Recv: jetty.JFRConfig{Depth: 8}})
+	e.j, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 8, Mode: urma.RC, JFC: e.jfc}, Recv: jetty.JFRConfig{Depth: 8}})
 	require.NoError(t, err)
 	e.seg, err = segment.Alloc(e.ctx, 4096, segment.Config{Access: segment.Read | segment.Write})
 	require.NoError(t, err)
@@ -144,7 +144,7 @@ func TestVerbsPeer(t *testing.T) {
 			// the peer's stand-in.
 			_, err = rdmacm.Dial(ctx, cli.j, l.Addr().String())
 			require.ErrorIs(t, err, urma.ErrExist)
-			other, err := jetty.NewJetty(cli.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: jetty.RC, JFC: cli.jfc}, Recv: jetty.JFRConfig{Depth: 4}})
+			other, err := jetty.NewJetty(cli.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: urma.RC, JFC: cli.jfc}, Recv: jetty.JFRConfig{Depth: 4}})
 			require.NoError(t, err)
 			require.ErrorIs(t, other.Bind(cc.Peer()), urma.ErrInvalid)
 
@@ -154,7 +154,7 @@ func TestVerbsPeer(t *testing.T) {
 			// An Accept that nobody dials ends with its context.
 			short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
 			defer stop()
-			spare, err := jetty.NewJetty(srv.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: jetty.RC, JFC: srv.jfc}, Recv: jetty.JFRConfig{Depth: 4}})
+			spare, err := jetty.NewJetty(srv.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: urma.RC, JFC: srv.jfc}, Recv: jetty.JFRConfig{Depth: 4}})
 			require.NoError(t, err)
 			_, err = l.Accept(short, spare)
 			require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)

@@ -8,36 +8,6 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// Access is a set of access rights (URMA_ACCESS_* values).
-type Access = provider.Access
-
-// Access rights.
-const (
-	LocalOnly = provider.AccessLocalOnly
-	Read      = provider.AccessRead
-	Write     = provider.AccessWrite
-	Atomic    = provider.AccessAtomic
-)
-
-// TokenPolicy says how a token protects a segment.
-type TokenPolicy = provider.TokenPolicy
-
-// Token policies. Providers of this SDK implement NONE and PLAIN_TEXT.
-const (
-	TokenNone      = provider.TokenNone
-	TokenPlainText = provider.TokenPlainText
-)
-
-// Descriptor is what a peer needs to import a segment. It marshals to 48
-// bytes with MarshalBinary; UnmarshalBinary rejects malformed input.
-type Descriptor = provider.SegmentDesc
-
-// DescriptorSize is the length of a marshalled Descriptor.
-const DescriptorSize = provider.SegmentDescSize
-
-// SGE is a scatter/gather element: a range of a segment or target.
-type SGE = provider.SGE
-
 // Config configures Alloc and Register. Access must be set; the zero
 // TokenPolicy is TokenNone.
 type Config struct {
@@ -65,7 +35,7 @@ func (c Config) provider() (provider.SegmentConfig, error) {
 	default:
 		return provider.SegmentConfig{}, provider.Errorf(urma.ErrNotSupported, "token policy %v", c.TokenPolicy)
 	}
-	pc := provider.SegmentConfig{Access: c.Access, TokenPolicy: c.TokenPolicy, Token: c.Token, HugePages: c.HugePages}
+	pc := provider.SegmentConfig{Access: provider.Access(c.Access), TokenPolicy: provider.TokenPolicy(c.TokenPolicy), Token: c.Token, HugePages: c.HugePages}
 	if c.TokenID != nil {
 		id, err := c.TokenID.value()
 		if err != nil {
@@ -134,15 +104,12 @@ func (s *Segment) Len() uint64 { return s.p.Desc().Len }
 func (s *Segment) VA() uint64 { return s.p.Desc().VA }
 
 // Descriptor returns what a peer needs to import the segment.
-func (s *Segment) Descriptor() Descriptor { return s.p.Desc() }
-
-// Desc is Descriptor; it makes a *Segment usable as an SGE's Seg.
-func (s *Segment) Desc() Descriptor { return s.p.Desc() }
+func (s *Segment) Descriptor() Descriptor { return DescriptorOf(s.p.Desc()) }
 
 // SGE returns the range [off, off+n) of the segment as a scatter/gather
 // element. The range is checked when a request using it executes.
 func (s *Segment) SGE(off uint64, n uint32) SGE {
-	return SGE{Seg: s.p, Addr: s.p.Desc().VA + off, Len: n}
+	return SGE{mem: s.p, Addr: s.p.Desc().VA + off, Len: n}
 }
 
 // RawMem returns the provider's segment.
@@ -180,7 +147,7 @@ func Import(ctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
 	if err := desc.Validate(); err != nil {
 		return nil, &urma.OpError{Op: "segment import", Err: err}
 	}
-	p, err := ctx.Raw().ImportSegment(desc, token)
+	p, err := ctx.Raw().ImportSegment(desc.Raw(), token)
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment import", Obj: desc.String(), Err: err}
 	}
@@ -193,10 +160,7 @@ func Import(ctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
 func WrapTarget(p provider.Target) *Target { return &Target{p: p} }
 
 // Descriptor returns the descriptor the target was imported from.
-func (t *Target) Descriptor() Descriptor { return t.p.Desc() }
-
-// Desc is Descriptor; it makes a *Target usable as an SGE's Seg.
-func (t *Target) Desc() Descriptor { return t.p.Desc() }
+func (t *Target) Descriptor() Descriptor { return DescriptorOf(t.p.Desc()) }
 
 // Len is the remote segment's length.
 func (t *Target) Len() uint64 { return t.p.Desc().Len }
@@ -204,7 +168,7 @@ func (t *Target) Len() uint64 { return t.p.Desc().Len }
 // SGE returns the remote range [off, off+n): the remote side of a WRITE
 // or READ of exactly n bytes, or of an atomic with n 8.
 func (t *Target) SGE(off uint64, n uint32) SGE {
-	return SGE{Seg: t.p, Addr: t.p.Desc().VA + off, Len: n}
+	return SGE{mem: t.p, Addr: t.p.Desc().VA + off, Len: n}
 }
 
 // RawMem returns the provider's target.

@@ -236,7 +236,7 @@ func (v *View) SGE(off uint64, n uint32) SGE {
 	if v.eng == nil {
 		return SGE{}
 	}
-	return SGE{Seg: v.eng, Addr: off, Len: n}
+	return SGE{mem: v.eng, Addr: off, Len: n}
 }
 
 // Expose returns the descriptor peers import to WRITE or READ the view's

@@ -49,7 +49,7 @@ func ExampleView() {
 	}))
 	defer view.Close()
 	jfc := must(jetty.NewJFC(server, jetty.JFCConfig{}))
-	jfs := must(jetty.NewJFS(server, jetty.JFSConfig{Mode: jetty.RM, JFC: jfc}))
+	jfs := must(jetty.NewJFS(server, jetty.JFSConfig{Mode: urma.RM, JFC: jfc}))
 	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{}))
 	cjfr := must(jetty.NewJFR(client, jetty.JFRConfig{JFC: cjfc}))
 	toClient := must(jetty.ImportJFR(server, cjfr.Descriptor(), 0))

@@ -41,7 +41,7 @@ func Open(dev *Device, eidIndex int, opts *Options) (*Context, error) {
 func (c *Context) Device() *Device { return c.dev }
 
 // EID returns the context's EID.
-func (c *Context) EID() EID { return c.p.EID() }
+func (c *Context) EID() EID { return EID(c.p.EID()) }
 
 // UASID returns the user address space id of the context.
 func (c *Context) UASID() uint32 { return c.p.UASID() }
@@ -97,7 +97,7 @@ func (c *Context) GetAsyncEvent(ctx context.Context) (*AsyncEvent, error) {
 	if err != nil {
 		return nil, &OpError{Op: "get async event", Err: err}
 	}
-	return &AsyncEvent{Type: raw.Type, Object: raw.Object, Port: raw.Port, ctx: c, raw: raw}, nil
+	return &AsyncEvent{Type: EventType(raw.Type), Object: raw.Object, Port: raw.Port, ctx: c, raw: raw}, nil
 }
 
 // GetAsyncEventTimeout waits at most d for the next async event; a timeout

@@ -39,21 +39,33 @@ var (
 )
 
 // OpError is the error of a failed operation; it unwraps to the cause.
-type OpError = provider.OpError
+type OpError struct {
+	Op  string // e.g. "segment import", "jfs post"
+	Obj string // optional object description, e.g. "jfs 3"
+	Err error
+}
 
-// CRError is the error form of a failed completion record.
-type CRError = provider.CRError
+// Error formats the operation, the object and the cause.
+func (e *OpError) Error() string {
+	if e.Obj != "" {
+		return "urma: " + e.Op + " " + e.Obj + ": " + e.Err.Error()
+	}
+	return "urma: " + e.Op + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause, so errors.Is and errors.As see the status.
+func (e *OpError) Unwrap() error { return e.Err }
 
 // StatusOf returns the URMA status an error carries (StatusSuccess for nil,
 // StatusFail for errors without one).
-func StatusOf(err error) Status { return provider.StatusOf(err) }
+func StatusOf(err error) Status { return Status(provider.StatusOf(err)) }
 
 // SetLog installs a log function for messages at level or more severe; nil
 // turns logging off (the default).
 func SetLog(fn func(level LogLevel, msg string), level LogLevel) {
 	if fn == nil {
-		provider.SetLog(nil, level)
+		provider.SetLog(nil, provider.LogLevel(level))
 		return
 	}
-	provider.SetLog(provider.LogFunc(fn), level)
+	provider.SetLog(func(l provider.LogLevel, msg string) { fn(LogLevel(l), msg) }, provider.LogLevel(level))
 }

@@ -93,7 +93,7 @@ func devices() (all []*Device, skipped []string, err error) {
 		devs, err := ProviderDevices(n)
 		if err != nil {
 			if errors.Is(err, ErrNotSupported) {
-				provider.Logf(LogInfo, "urma: provider %s: %v", n, err)
+				provider.Logf(provider.LogInfo, "urma: provider %s: %v", n, err)
 				why := err
 				if u := errors.Unwrap(err); u != nil {
 					why = u // the provider's reason, without this call's prefix
@@ -169,15 +169,22 @@ func (d *Device) Name() string { return d.p.Name() }
 func (d *Device) Provider() string { return d.provider }
 
 // Attr returns the device's capabilities.
-func (d *Device) Attr() DeviceAttr { return d.p.Attr() }
+func (d *Device) Attr() DeviceAttr { return deviceAttrOf(d.p.Attr()) }
 
 // EIDs returns the device's EID table.
-func (d *Device) EIDs() []EID { return d.p.EIDs() }
+func (d *Device) EIDs() []EID {
+	p := d.p.EIDs()
+	eids := make([]EID, len(p))
+	for i, e := range p {
+		eids[i] = EID(e)
+	}
+	return eids
+}
 
 // EIDIndex returns the index of eid in the EID table, or -1.
 func (d *Device) EIDIndex(eid EID) int {
 	for i, e := range d.p.EIDs() {
-		if e == eid {
+		if EID(e) == eid {
 			return i
 		}
 	}

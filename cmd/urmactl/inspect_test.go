@@ -40,7 +40,7 @@ func TestBinaryInspect(t *testing.T) {
 	require.NoError(t, err)
 	jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{})
 	require.NoError(t, err)
-	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 32, Mode: jetty.UM, JFC: jfc})
+	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 32, Mode: urma.UM, JFC: jfc})
 	require.NoError(t, err)
 	require.NoError(t, jfr.Recv(seg.SGE(0, 128), 1))
 

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
-	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
@@ -41,8 +40,8 @@ func FuzzParseHello(f *testing.F) {
 func FuzzParsePeer(f *testing.F) {
 	eid, err := urma.ParseEID("::ffff:127.0.0.1")
 	require.NoError(f, err)
-	d := jetty.Descriptor{ID: provider.JettyID{EID: eid, UASID: 3, ID: 4}, Kind: provider.KindJFR,
-		Mode: jetty.RM, TokenPolicy: segment.TokenPlainText}
+	d := jetty.Descriptor{ID: urma.JettyID{EID: eid, UASID: 3, ID: 4}, Kind: jetty.KindJFR,
+		Mode: urma.RM, TokenPolicy: segment.TokenPlainText}
 	b, err := marshalPeer(d, 0xabcdef)
 	require.NoError(f, err)
 	f.Add(b)

@@ -53,13 +53,13 @@ func newSide(name string, cfg config, eid, size int, event bool) (*side, error) 
 	if s.comp, err = exutil.NewCompletions(s.ctx, 2*queueDepth, event); err != nil {
 		return s, err
 	}
-	if s.jfs, err = jetty.NewJFS(s.ctx, jetty.JFSConfig{Depth: queueDepth, Mode: jetty.RM, JFC: s.comp.JFC}); err != nil {
+	if s.jfs, err = jetty.NewJFS(s.ctx, jetty.JFSConfig{Depth: queueDepth, Mode: urma.RM, JFC: s.comp.JFC}); err != nil {
 		return s, err
 	}
 	if s.token, err = newToken(); err != nil {
 		return s, err
 	}
-	if s.jfr, err = jetty.NewJFR(s.ctx, jetty.JFRConfig{Depth: queueDepth, Mode: jetty.RM, JFC: s.comp.JFC,
+	if s.jfr, err = jetty.NewJFR(s.ctx, jetty.JFRConfig{Depth: queueDepth, Mode: urma.RM, JFC: s.comp.JFC,
 		TokenPolicy: segment.TokenPlainText, Token: s.token}); err != nil {
 		return s, err
 	}
@@ -77,9 +77,9 @@ func newSide(name string, cfg config, eid, size int, event bool) (*side, error) 
 }
 
 // slot is receive buffer i; the send buffer follows the slots.
-func (s *side) slot(i int) jetty.SGE { return s.buf.SGE(uint64(i*s.size), uint32(s.size)) }
+func (s *side) slot(i int) segment.SGE { return s.buf.SGE(uint64(i*s.size), uint32(s.size)) }
 
-func (s *side) sendBuf() ([]byte, jetty.SGE) {
+func (s *side) sendBuf() ([]byte, segment.SGE) {
 	off := slots * s.size
 	return s.buf.Bytes()[off : off+s.size], s.buf.SGE(uint64(off), uint32(s.size))
 }

@@ -122,7 +122,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	peerJFS, err := jetty.NewJFS(peer, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: peerJFC})
+	peerJFS, err := jetty.NewJFS(peer, jetty.JFSConfig{Depth: depth, Mode: urma.RM, JFC: peerJFC})
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if jfrAttr.State != jetty.JFRStateReady || jfsAttr.State != urma.StateReady || jfsAttr.Mode != urma.RM {
+	if jfrAttr.State != urma.JFRStateReady || jfsAttr.State != urma.StateReady || jfsAttr.Mode != urma.RM {
 		return fmt.Errorf("queues: JFR %+v, JFS %+v", jfrAttr, jfsAttr)
 	}
 	fmt.Fprintf(w, "queues: owner JFC %d <- JFR %d, peer JFC %d <- JFS %d %v\n",
@@ -175,11 +175,11 @@ func run(w io.Writer) error {
 		return err
 	}
 	// guide:end import
-	if target.Len() != mem.Len() || remote.Desc().ID != ownerJFR.Descriptor().ID {
+	if target.Len() != mem.Len() || remote.Descriptor().ID != ownerJFR.Descriptor().ID {
 		return fmt.Errorf("import: target of %d bytes, remote %v; want %d bytes, %v",
-			target.Len(), remote.Desc(), mem.Len(), ownerJFR.Descriptor())
+			target.Len(), remote.Descriptor(), mem.Len(), ownerJFR.Descriptor())
 	}
-	fmt.Fprintf(w, "import: segment of %d bytes, jfr %d\n", target.Len(), remote.Desc().ID.ID)
+	fmt.Fprintf(w, "import: segment of %d bytes, jfr %d\n", target.Len(), remote.Descriptor().ID.ID)
 
 	// guide:begin write-read
 	crs := make([]jetty.CR, 8) // every poll below reuses it
@@ -294,8 +294,8 @@ func run(w io.Writer) error {
 	// guide:begin err-post
 	err = peerJFS.Post([]jetty.WR{
 		{Opcode: urma.OpNOP, Flags: jetty.Signaled, UserCtx: 6},
-		{Opcode: urma.OpFAdd, Flags: jetty.Signaled, UserCtx: 7, Target: remote, Operand: 1,
-			Local: []jetty.SGE{local.SGE(256, 4)}, Remote: target.SGE(512, 8)}, // 4 bytes: atomics need 8
+		{Opcode: urma.OpFAdd, Flags: jetty.Signaled, UserCtx: 7, To: remote, Operand: 1,
+			Local: []segment.SGE{local.SGE(256, 4)}, Remote: target.SGE(512, 8)}, // 4 bytes: atomics need 8
 	})
 	var pe *jetty.PostError
 	if !errors.As(err, &pe) || !errors.Is(err, urma.ErrInvalid) {
@@ -315,7 +315,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	err = complete(peerJFC, crs[:1]) // crs[0].Err()
-	var crErr *urma.CRError
+	var crErr *jetty.CRError
 	if !errors.As(err, &crErr) || crErr.Status != urma.CRRemAccessAbortErr {
 		return fmt.Errorf("want REM_ACCESS_ABORT_ERR, got %v", err)
 	}

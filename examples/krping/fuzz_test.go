@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
-	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
@@ -40,8 +39,8 @@ func FuzzParseAd(f *testing.F) {
 func FuzzParseHello(f *testing.F) {
 	eid, err := urma.ParseEID("::ffff:127.0.0.1")
 	require.NoError(f, err)
-	id := jetty.Descriptor{ID: provider.JettyID{EID: eid, UASID: 3, ID: 4}, Kind: provider.KindJetty,
-		Mode: jetty.RC, TokenPolicy: segment.TokenPlainText}
+	id := jetty.Descriptor{ID: urma.JettyID{EID: eid, UASID: 3, ID: 4}, Kind: jetty.KindJetty,
+		Mode: urma.RC, TokenPolicy: segment.TokenPlainText}
 	for _, test := range testCodes {
 		b, err := marshalHello(id, 0x1234, test, 100, 64)
 		require.NoError(f, err)

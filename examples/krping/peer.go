@@ -73,7 +73,7 @@ func newPeer(name string, o options, prov, dev string, eid int) (*peer, error) {
 		return p, err
 	}
 	if p.jetty, err = jetty.NewJetty(p.ctx, jetty.JettyConfig{
-		Send: jetty.JFSConfig{Depth: o.txdepth + 2, Mode: jetty.RC, JFC: p.cq.JFC},
+		Send: jetty.JFSConfig{Depth: o.txdepth + 2, Mode: urma.RC, JFC: p.cq.JFC},
 		Recv: jetty.JFRConfig{Depth: recvDepth, TokenPolicy: segment.TokenPlainText, Token: p.token},
 	}); err != nil {
 		return p, err
@@ -89,7 +89,7 @@ func newPeer(name string, o options, prov, dev string, eid int) (*peer, error) {
 	return p, nil
 }
 
-func (p *peer) slot(i int) jetty.SGE { return p.ctl.SGE(uint64(i*adSize), adSize) }
+func (p *peer) slot(i int) segment.SGE { return p.ctl.SGE(uint64(i*adSize), adSize) }
 
 // helloSize is the out-of-band hello: the Jetty's descriptor, the token,
 // and the test the client runs (test u8, count u32, size u32), which a

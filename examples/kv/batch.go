@@ -7,6 +7,7 @@ import (
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -19,7 +20,7 @@ const waitLimit = 30 * time.Second
 // request allocates nothing.
 type batch struct {
 	wrs    []jetty.WR
-	sges   []jetty.SGE
+	sges   []segment.SGE
 	gather int
 	n      int
 }
@@ -27,7 +28,7 @@ type batch struct {
 // newBatch makes a batch of up to size requests of up to gather local
 // SGEs each.
 func newBatch(size, gather int) batch {
-	return batch{wrs: make([]jetty.WR, size), sges: make([]jetty.SGE, size*gather), gather: gather}
+	return batch{wrs: make([]jetty.WR, size), sges: make([]segment.SGE, size*gather), gather: gather}
 }
 
 func (b *batch) full() bool { return b.n == len(b.wrs) }
@@ -36,14 +37,14 @@ func (b *batch) full() bool { return b.n == len(b.wrs) }
 // jetty.WR built elsewhere and copied in is copied through temporaries).
 // local is the request's room for local SGEs: empty, with a capacity of
 // gather.
-func (b *batch) next() (w *jetty.WR, local []jetty.SGE) {
+func (b *batch) next() (w *jetty.WR, local []segment.SGE) {
 	w, local = &b.wrs[b.n], b.local(b.n)
 	*w = jetty.WR{}
 	b.n++
 	return w, local
 }
 
-func (b *batch) local(i int) []jetty.SGE {
+func (b *batch) local(i int) []segment.SGE {
 	return b.sges[i*b.gather : i*b.gather : (i+1)*b.gather]
 }
 

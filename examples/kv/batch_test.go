@@ -24,10 +24,10 @@ func TestBatchKeepsGathersOfRequestsLeftOver(t *testing.T) {
 	cq, err := exutil.NewCompletions(ctx, 16, false)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, cq.Close()) }()
-	jfs, err := jetty.NewJFS(ctx, jetty.JFSConfig{Depth: 2, Mode: jetty.RM, MaxSGE: 3, JFC: cq.JFC})
+	jfs, err := jetty.NewJFS(ctx, jetty.JFSConfig{Depth: 2, Mode: urma.RM, MaxSGE: 3, JFC: cq.JFC})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, jfs.Close()) }()
-	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 8, Mode: jetty.RM, JFC: cq.JFC})
+	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 8, Mode: urma.RM, JFC: cq.JFC})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, jfr.Close()) }()
 	to, err := jetty.ImportJFR(ctx, jfr.Descriptor(), 0)
@@ -49,13 +49,13 @@ func TestBatchKeepsGathersOfRequestsLeftOver(t *testing.T) {
 	defer func() { require.NoError(t, dst.Unregister()) }()
 	for m := range msgs {
 		require.NoError(t, jfr.PostRecv([]jetty.RecvWR{{UserCtx: uint64(m),
-			Local: []jetty.SGE{dst.SGE(uint64(m*16), 16)}}}))
+			Local: []segment.SGE{dst.SGE(uint64(m*16), 16)}}}))
 	}
 
 	b := newBatch(msgs, pieces)
 	for m := range msgs {
 		w, local := b.next()
-		w.Opcode, w.Flags, w.Target, w.UserCtx = urma.OpSend, jetty.Signaled, to, uint64(m)
+		w.Opcode, w.Flags, w.To, w.UserCtx = urma.OpSend, jetty.Signaled, to, uint64(m)
 		w.Local = local
 		for p := range pieces {
 			w.Local = append(w.Local, src.SGE(uint64((p*msgs+m)*piece), piece))

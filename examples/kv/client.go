@@ -45,7 +45,7 @@ type client struct {
 	b      batch
 	writes int
 	rwrs   []jetty.RecvWR
-	rsges  [][1]jetty.SGE
+	rsges  [][1]segment.SGE
 	repost []int
 	m      *model
 	rng    *rand.Rand
@@ -96,10 +96,10 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 	c.b = newBatch(cfg.window, 1)
 	var err error
 	c.inline = min(slotSize(cfg.value), ctx.Device().Attr().MaxInline)
-	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, MaxInline: c.inline, JFC: c.cq.JFC}); err != nil {
+	if c.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: depth, Mode: urma.RM, MaxInline: c.inline, JFC: c.cq.JFC}); err != nil {
 		return c, err
 	}
-	if c.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: rdepth, Mode: jetty.RM, JFC: c.cq.JFC,
+	if c.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: rdepth, Mode: urma.RM, JFC: c.cq.JFC,
 		TokenPolicy: segment.TokenPlainText, Token: jfrToken}); err != nil {
 		return c, err
 	}
@@ -115,7 +115,7 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 		c.free = append(c.free, cfg.window-1-i)
 	}
 	c.rwrs = make([]jetty.RecvWR, c.nrecv)
-	c.rsges = make([][1]jetty.SGE, c.nrecv)
+	c.rsges = make([][1]segment.SGE, c.nrecv)
 	return c, nil
 }
 
@@ -249,7 +249,7 @@ func (c *client) issue(preload bool, now time.Time) error {
 		flags = jetty.Signaled
 	}
 	wr, local := c.b.next()
-	wr.Opcode, wr.Flags, wr.Target, wr.UserCtx = urma.OpWrite, flags, c.server, uint64(w)
+	wr.Opcode, wr.Flags, wr.To, wr.UserCtx = urma.OpWrite, flags, c.server, uint64(w)
 	wr.Remote = c.region.SGE(uint64(remote+c.slot-int(n)), n)
 	if int(n) <= c.inline {
 		wr.Flags |= jetty.Inline

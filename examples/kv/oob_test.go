@@ -8,15 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
-	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
 func testJFR(id uint32) jetty.Descriptor {
 	eid, _ := urma.ParseEID("::ffff:127.0.0.2")
-	return jetty.Descriptor{ID: provider.JettyID{EID: eid, UASID: 7, ID: id}, Kind: provider.KindJFR,
-		Mode: jetty.RM, TokenPolicy: segment.TokenPlainText}
+	return jetty.Descriptor{ID: urma.JettyID{EID: eid, UASID: 7, ID: id}, Kind: jetty.KindJFR,
+		Mode: urma.RM, TokenPolicy: segment.TokenPlainText}
 }
 
 func testWelcome() welcome {

@@ -70,7 +70,7 @@ func newWorker(ss *session, id int, h hello) (*worker, error) {
 	for i, d := range h.jfrs {
 		r := &responder{b: newBatch(min(ss.window, 32), gather)}
 		w.out = append(w.out, r)
-		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, MaxSGE: gather, JFC: w.cq.JFC}); err != nil {
+		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: urma.RM, MaxSGE: gather, JFC: w.cq.JFC}); err != nil {
 			return w, err
 		}
 		if r.to, err = jetty.ImportJFR(srv.ctx, d, h.jfrToken); err != nil {
@@ -226,7 +226,7 @@ func (w *worker) respond(ctx context.Context, c, idx, n int) error {
 			flags = jetty.Signaled
 		}
 		wr, local := r.b.next()
-		wr.Opcode, wr.Flags, wr.Target, wr.UserCtx = urma.OpSend, flags, r.to, uint64(idx)
+		wr.Opcode, wr.Flags, wr.To, wr.UserCtx = urma.OpSend, flags, r.to, uint64(idx)
 		wr.Local = local
 		r.open = wr
 	}

@@ -124,10 +124,10 @@ func newSide(name string, dev *urma.Device, eidIndex int, cfg config) (*side, er
 	if s.jfc, err = jetty.NewJFC(s.ctx, jetty.JFCConfig{Depth: 2 * queueDepth, JFCE: s.jfce, LockFree: true}); err != nil {
 		return s, err
 	}
-	if s.jfs, err = jetty.NewJFS(s.ctx, jetty.JFSConfig{Depth: queueDepth, Mode: jetty.RM, JFC: s.jfc}); err != nil {
+	if s.jfs, err = jetty.NewJFS(s.ctx, jetty.JFSConfig{Depth: queueDepth, Mode: urma.RM, JFC: s.jfc}); err != nil {
 		return s, err
 	}
-	if s.jfr, err = jetty.NewJFR(s.ctx, jetty.JFRConfig{Depth: queueDepth, Mode: jetty.RM, JFC: s.jfc,
+	if s.jfr, err = jetty.NewJFR(s.ctx, jetty.JFRConfig{Depth: queueDepth, Mode: urma.RM, JFC: s.jfc,
 		TokenPolicy: segment.TokenPlainText, Token: jfrToken}); err != nil {
 		return s, err
 	}
@@ -143,9 +143,9 @@ func newSide(name string, dev *urma.Device, eidIndex int, cfg config) (*side, er
 }
 
 // slot is receive buffer i; the send buffer follows the slots.
-func (s *side) slot(i int) jetty.SGE { return s.buf.SGE(uint64(i*s.size), uint32(s.size)) }
+func (s *side) slot(i int) segment.SGE { return s.buf.SGE(uint64(i*s.size), uint32(s.size)) }
 
-func (s *side) sendBuf() ([]byte, jetty.SGE) {
+func (s *side) sendBuf() ([]byte, segment.SGE) {
 	off := slots * s.size
 	return s.buf.Bytes()[off : off+s.size], s.buf.SGE(uint64(off), uint32(s.size))
 }

@@ -52,10 +52,10 @@ func newEnd(name string, c exutil.Common, eid, slot, send int) (*end, error) {
 	if e.cq, err = exutil.NewCompletions(e.ctx, 2*depth+recvSlots, c.Event()); err != nil {
 		return e, err
 	}
-	if e.jfs, err = jetty.NewJFS(e.ctx, jetty.JFSConfig{Depth: depth, Mode: jetty.RM, JFC: e.cq.JFC}); err != nil {
+	if e.jfs, err = jetty.NewJFS(e.ctx, jetty.JFSConfig{Depth: depth, Mode: urma.RM, JFC: e.cq.JFC}); err != nil {
 		return e, err
 	}
-	if e.jfr, err = jetty.NewJFR(e.ctx, jetty.JFRConfig{Depth: recvSlots, Mode: jetty.RM, JFC: e.cq.JFC,
+	if e.jfr, err = jetty.NewJFR(e.ctx, jetty.JFRConfig{Depth: recvSlots, Mode: urma.RM, JFC: e.cq.JFC,
 		TokenPolicy: segment.TokenPlainText, Token: e.token}); err != nil {
 		return e, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // Op is the operation a test measures.
@@ -83,7 +83,7 @@ type Config struct {
 	// set (-D): then each size runs that long.
 	Iters    int
 	Duration time.Duration
-	Mode     jetty.Mode
+	Mode     urma.TransportMode
 	// Event waits for completions on a JFCE instead of busy-polling (-e).
 	Event bool
 	// Spin is how long event mode polls before it sleeps on the JFCE
@@ -138,7 +138,7 @@ func AllSizes(max int) []int {
 // half the depth).
 func (c Config) Defaults() Config {
 	if c.Mode == 0 {
-		c.Mode = jetty.RC
+		c.Mode = urma.RC
 	}
 	if len(c.Sizes) == 0 {
 		if c.Test.BW {
@@ -180,9 +180,9 @@ func (c Config) Defaults() Config {
 // Validate checks a config after Defaults.
 func (c Config) Validate() error {
 	switch {
-	case c.Mode != jetty.RC && c.Mode != jetty.RM && c.Mode != jetty.UM:
+	case c.Mode != urma.RC && c.Mode != urma.RM && c.Mode != urma.UM:
 		return fmt.Errorf("mode %v: want RM, RC or UM", c.Mode)
-	case c.Mode == jetty.UM && c.Test.Op != Send:
+	case c.Mode == urma.UM && c.Test.Op != Send:
 		return fmt.Errorf("%v needs a connection: UM carries only SEND (use -p RC or RM)", c.Test)
 	case c.Iters < 1 || c.Iters > maxSamples:
 		return fmt.Errorf("iterations %d: want 1 to %d", c.Iters, maxSamples)

@@ -88,7 +88,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	if !attr.SupportsMode(cfg.Mode) {
 		return e, provider.Errorf(urma.ErrNotSupported, "%s has no %v mode", dev, cfg.Mode)
 	}
-	if cfg.Mode == jetty.UM && uint64(e.region) > attr.MaxUMMsgSize {
+	if cfg.Mode == urma.UM && uint64(e.region) > attr.MaxUMMsgSize {
 		return e, provider.Errorf(urma.ErrInvalid, "size %d: %s carries UM messages of up to %d bytes", e.region, dev, attr.MaxUMMsgSize)
 	}
 	if e.ctx, err = urma.Open(dev, eid, nil); err != nil {
@@ -101,7 +101,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	// Lock-free as its JFCs are: the run's loop alone posts (see newJFC).
 	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc, LockFree: true}
 	recv := jetty.JFRConfig{Depth: cfg.RxDepth, Mode: cfg.Mode, TokenPolicy: segment.TokenPlainText, Token: e.token, JFC: e.rjfc}
-	if cfg.Mode == jetty.RC {
+	if cfg.Mode == urma.RC {
 		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
 			return e, err
 		}

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // FuzzHello: the server takes its whole configuration from the client's
@@ -20,8 +19,8 @@ func FuzzHello(f *testing.F) {
 	info := endpointInfo{Queue: []byte{1, 2, 3}, Seg: []byte{4}, Token: 7}
 	for _, cfg := range []Config{
 		{Test: Test{Op: Write}},
-		{Test: Test{Op: Send, BW: true}, Mode: jetty.UM, Event: true, Spin: time.Microsecond},
-		{Test: Test{Op: Atomic}, CAS: true, Mode: jetty.RM},
+		{Test: Test{Op: Send, BW: true}, Mode: urma.UM, Event: true, Spin: time.Microsecond},
+		{Test: Test{Op: Atomic}, CAS: true, Mode: urma.RM},
 		{Test: Test{Op: Read, BW: true}, Sizes: AllSizes(MaxSize), Duration: time.Second, Inline: -1},
 	} {
 		b, err := json.Marshal(helloFor(cfg.Defaults(), info))

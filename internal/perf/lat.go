@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -33,9 +34,9 @@ type run struct {
 // newRun prepares the requests of the test at size bytes.
 func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) (*run, error) {
 	r := &run{ctx: ctx, e: e, size: size, progress: progress}
-	w := jetty.WR{Local: []jetty.SGE{e.seg.SGE(uint64(e.stride), uint32(size))}}
+	w := jetty.WR{Local: []segment.SGE{e.seg.SGE(uint64(e.stride), uint32(size))}}
 	if e.jetty == nil {
-		w.Target = e.peer // a bound Jetty needs none
+		w.To = e.peer // a bound Jetty needs none
 	}
 	if e.tgt != nil {
 		w.Remote = e.tgt.SGE(0, uint32(size))
@@ -76,7 +77,7 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	// Receives take the whole region, so that those left posted by a
 	// smaller size fit the next.
 	recv := make([]jetty.RecvWR, e.cfg.RxDepth)
-	sge := []jetty.SGE{e.seg.SGE(0, uint32(e.region))}
+	sge := []segment.SGE{e.seg.SGE(0, uint32(e.region))}
 	for i := range recv {
 		recv[i].Local = sge
 	}

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // connectedPair opens a server and a client endpoint of cfg on loopback0
@@ -45,7 +44,7 @@ func TestServerRetiresTheLastSizesAnswer(t *testing.T) {
 			test, err := ParseTest(name)
 			require.NoError(t, err)
 			const size = 64
-			srv, cli := connectedPair(t, Config{Test: test, Mode: jetty.RC, Sizes: []int{size}})
+			srv, cli := connectedPair(t, Config{Test: test, Mode: urma.RC, Sizes: []int{size}})
 			require.Equal(t, 1, srv.cfg.TxDepth)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -107,7 +106,7 @@ func TestServerRetiresTheLastSizesAnswer(t *testing.T) {
 func TestServerGivesUpOnALeftoverThatNeverCompletes(t *testing.T) {
 	test, err := ParseTest("write_lat")
 	require.NoError(t, err)
-	srv, _ := connectedPair(t, Config{Test: test, Mode: jetty.RC, Sizes: []int{64}})
+	srv, _ := connectedPair(t, Config{Test: test, Mode: urma.RC, Sizes: []int{64}})
 	old := leftoverWait
 	leftoverWait = 50 * time.Millisecond
 	t.Cleanup(func() { leftoverWait = old })

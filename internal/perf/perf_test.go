@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/urma-go/sdk/jetty"
 	_ "github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/urma"
 )
 
 // freeAddr returns a TCP address nobody listens on right now.
@@ -57,7 +57,7 @@ func pairOn(t *testing.T, dev string, srv, cli int, cfg Config) (*Report, string
 type testMode struct {
 	name string
 	test Test
-	mode jetty.Mode
+	mode urma.TransportMode
 }
 
 // testModes is every test in every mode that can run it: UM carries only
@@ -67,8 +67,8 @@ func testModes(t *testing.T) []testMode {
 	for _, name := range Tests() {
 		test, err := ParseTest(name)
 		require.NoError(t, err)
-		for _, mode := range []jetty.Mode{jetty.RC, jetty.RM, jetty.UM} {
-			if mode == jetty.UM && test.Op != Send {
+		for _, mode := range []urma.TransportMode{urma.RC, urma.RM, urma.UM} {
+			if mode == urma.UM && test.Op != Send {
 				continue
 			}
 			tms = append(tms, testMode{name + "/" + mode.String(), test, mode})
@@ -122,7 +122,7 @@ func TestEveryTest(t *testing.T) {
 // then (a loop that sent a stale copy would wait for its answer forever).
 func TestInlineRoundTrips(t *testing.T) {
 	for _, name := range []string{"write_lat", "send_lat"} {
-		for _, mode := range []jetty.Mode{jetty.RC, jetty.RM} {
+		for _, mode := range []urma.TransportMode{urma.RC, urma.RM} {
 			test, err := ParseTest(name)
 			require.NoError(t, err)
 			rep, table, err := pair(t, Config{Test: test, Mode: mode, Iters: 300, Sizes: []int{8}, Inline: -1})
@@ -143,7 +143,7 @@ func TestInlineRoundTrips(t *testing.T) {
 // copies).
 func TestNoAllocationsPerOperation(t *testing.T) {
 	for _, name := range []string{"write_lat", "send_lat", "read_lat", "atomic_lat", "write_bw", "send_bw", "read_bw"} {
-		for _, mode := range []jetty.Mode{jetty.RC, jetty.RM} {
+		for _, mode := range []urma.TransportMode{urma.RC, urma.RM} {
 			test, err := ParseTest(name)
 			require.NoError(t, err)
 			size := 64
@@ -153,7 +153,7 @@ func TestNoAllocationsPerOperation(t *testing.T) {
 			// RM runs in event mode: a sleep on the JFCE allocates nothing
 			// either.
 			rep, table, err := pair(t, Config{Test: test, Mode: mode, Iters: 3000, Sizes: []int{size, size},
-				Event: mode == jetty.RM && test != Test{Op: Write}})
+				Event: mode == urma.RM && test != Test{Op: Write}})
 			require.NoError(t, err, table)
 			allocs := 0.0
 			if test.BW {
@@ -173,7 +173,7 @@ func TestConfig(t *testing.T) {
 
 	c := Config{Test: Test{Op: Write}}.Defaults()
 	assert.Equal(t, []int{2}, c.Sizes)
-	assert.Equal(t, []any{1000, 1, 512, 1, 1, jetty.RC}, []any{c.Iters, c.TxDepth, c.RxDepth, c.PostList, c.CQMod, c.Mode})
+	assert.Equal(t, []any{1000, 1, 512, 1, 1, urma.RC}, []any{c.Iters, c.TxDepth, c.RxDepth, c.PostList, c.CQMod, c.Mode})
 	c = Config{Test: Test{Op: Send, BW: true}, TxDepth: 16}.Defaults()
 	assert.Equal(t, []any{[]int{65536}, 5000, 8}, []any{c.Sizes, c.Iters, c.CQMod})
 	c = Config{Test: Test{Op: Atomic}, Sizes: []int{64}}.Defaults()
@@ -181,7 +181,7 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, []int{2, 4, 8, 16}, AllSizes(16))
 
 	for cfg, want := range map[*Config]string{
-		{Test: Test{Op: Write}, Mode: jetty.UM}:                   "UM carries only SEND",
+		{Test: Test{Op: Write}, Mode: urma.UM}:                    "UM carries only SEND",
 		{Test: Test{Op: Write}, Event: true}:                      "no event mode",
 		{Test: Test{Op: Send}, PostList: 4}:                       "for bandwidth tests",
 		{Test: Test{Op: Send, BW: true}, TxDepth: 8, PostList: 9}: "post list 9",
@@ -243,8 +243,8 @@ func TestEventMode(t *testing.T) {
 	for _, c := range []Config{
 		{Test: Test{Op: Send}, Event: true, Iters: 300},
 		{Test: Test{Op: Send}, Event: true, Spin: 20 * time.Microsecond, Iters: 300},
-		{Test: Test{Op: Read}, Event: true, Iters: 300, Mode: jetty.RM},
-		{Test: Test{Op: Send, BW: true}, Event: true, Iters: 3000, Mode: jetty.UM, Sizes: []int{512}},
+		{Test: Test{Op: Read}, Event: true, Iters: 300, Mode: urma.RM},
+		{Test: Test{Op: Send, BW: true}, Event: true, Iters: 3000, Mode: urma.UM, Sizes: []int{512}},
 		{Test: Test{Op: Atomic, BW: true}, Event: true, Iters: 3000, CAS: true},
 	} {
 		t.Run(fmt.Sprintf("%v/spin=%v", c.Test, c.Spin), func(t *testing.T) {

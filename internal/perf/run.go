@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // Side is where one side runs and where it reports.
@@ -274,10 +274,10 @@ func (h hello) config() (Config, error) {
 		return Config{}, err
 	}
 	// A mode that does not fit would otherwise be cut down to a valid one.
-	if int(jetty.Mode(h.Mode)) != h.Mode {
+	if int(urma.TransportMode(h.Mode)) != h.Mode {
 		return Config{}, fmt.Errorf("mode %d: want RM, RC or UM", h.Mode)
 	}
-	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: jetty.Mode(h.Mode), Event: h.Event, Spin: h.Spin,
+	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: urma.TransportMode(h.Mode), Event: h.Event, Spin: h.Spin,
 		Inline: h.Inline, CAS: h.CAS, TxDepth: h.TxDepth, RxDepth: h.RxDepth, PostList: h.PostList, CQMod: h.CQMod}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/urma-go/sdk/jetty"
 	_ "github.com/urma-go/sdk/provider/ib"
 	"github.com/urma-go/sdk/test/vm"
 	"github.com/urma-go/sdk/urma"
@@ -26,7 +25,7 @@ func TestVerbs(t *testing.T) {
 			test, mode := tm.test, tm.mode
 			t.Run(d.Name+"/"+tm.name, func(t *testing.T) {
 				cfg := Config{Test: test, Mode: mode, Iters: 200, Sizes: []int{64, 4096}}
-				if mode == jetty.UM {
+				if mode == urma.UM {
 					cfg.Sizes = []int{64, 1024} // rxe's UM messages fit its MTU
 				}
 				rep, table, err := pairOn(t, d.Name, 0, 0, cfg)

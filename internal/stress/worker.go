@@ -6,6 +6,7 @@ import (
 
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
 )
 
 // Request kinds, in the top byte of a record's user context.
@@ -23,19 +24,19 @@ func splitCtx(u uint64) (int, int) { return int(u >> 56), int(u & (1<<56 - 1)) }
 
 // sendQueue is what a worker posts to: a JFS, or an RC Jetty.
 type sendQueue interface {
-	Write(to *jetty.Remote, dst, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
-	Read(from *jetty.Remote, dst, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
-	Send(to *jetty.Remote, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
-	SendImm(to *jetty.Remote, src jetty.SGE, imm uint64, flags jetty.Flags, userCtx uint64) error
-	CAS(to *jetty.Remote, dst, result jetty.SGE, compare, swap uint64, flags jetty.Flags, userCtx uint64) error
-	FAA(to *jetty.Remote, dst, result jetty.SGE, add uint64, flags jetty.Flags, userCtx uint64) error
+	Write(to *jetty.Remote, dst, src segment.SGE, flags jetty.Flags, userCtx uint64) error
+	Read(from *jetty.Remote, dst, src segment.SGE, flags jetty.Flags, userCtx uint64) error
+	Send(to *jetty.Remote, src segment.SGE, flags jetty.Flags, userCtx uint64) error
+	SendImm(to *jetty.Remote, src segment.SGE, imm uint64, flags jetty.Flags, userCtx uint64) error
+	CAS(to *jetty.Remote, dst, result segment.SGE, compare, swap uint64, flags jetty.Flags, userCtx uint64) error
+	FAA(to *jetty.Remote, dst, result segment.SGE, add uint64, flags jetty.Flags, userCtx uint64) error
 	Flush(crs []jetty.CR) (int, error)
 	Query() (jetty.Attr, error)
 }
 
 // recvQueue is what a worker receives on: a JFR, or the same RC Jetty.
 type recvQueue interface {
-	Recv(buf jetty.SGE, userCtx uint64) error
+	Recv(buf segment.SGE, userCtx uint64) error
 	Descriptor() jetty.Descriptor
 }
 
@@ -98,7 +99,7 @@ func newWorker(n *Node, idx int, inline int) (w *worker, err error) {
 		RNRRetry: n.cfg.RNRRetry, RNRTimeout: n.cfg.RNRTimeout, JFC: w.jfc}
 	recv := jetty.JFRConfig{Depth: recvs, TokenPolicy: segment.TokenPlainText, Token: n.token, JFC: w.jfc}
 	if rc {
-		send.Mode = jetty.RC
+		send.Mode = urma.RC
 		if w.jetty, err = jetty.NewJetty(n.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
 			return w, err
 		}
@@ -128,11 +129,11 @@ func newWorker(n *Node, idx int, inline int) (w *worker, err error) {
 
 // local and remote are SGEs at off in this worker's region of this node's
 // segment and of the peer's.
-func (w *worker) local(off, n int) jetty.SGE {
+func (w *worker) local(off, n int) segment.SGE {
 	return w.n.seg.SGE(uint64(w.idx*regionSize+off), uint32(n))
 }
 
-func (w *worker) remote(off, n int) jetty.SGE {
+func (w *worker) remote(off, n int) segment.SGE {
 	return w.n.tgt.SGE(uint64(w.idx*regionSize+off), uint32(n))
 }
 

@@ -119,8 +119,8 @@ func (s *benchSide) waitSend(b *testing.B) {
 }
 
 func (s *benchSide) writeWR(flags jetty.Flags) jetty.WR {
-	w := jetty.WR{Opcode: urma.OpWrite, Flags: flags, Target: s.peer,
-		Local: []jetty.SGE{s.seg.SGE(uint64(s.size), uint32(s.size))}, Remote: s.tg.SGE(0, uint32(s.size))}
+	w := jetty.WR{Opcode: urma.OpWrite, Flags: flags, To: s.peer,
+		Local: []segment.SGE{s.seg.SGE(uint64(s.size), uint32(s.size))}, Remote: s.tg.SGE(0, uint32(s.size))}
 	if s.size <= s.ctx.Device().Attr().MaxInline {
 		w.Flags |= jetty.Inline
 		w.Inline = s.seg.Bytes()[s.size : 2*s.size]
@@ -203,13 +203,13 @@ func BenchmarkSendLat(b *testing.B) {
 		b.Run(sizeName(size), func(b *testing.B) {
 			x, y := newBenchPair(b, size)
 			for _, s := range []*benchSide{x, y} {
-				s.rwr[0] = jetty.RecvWR{Local: []jetty.SGE{s.seg.SGE(0, uint32(size))}}
+				s.rwr[0] = jetty.RecvWR{Local: []segment.SGE{s.seg.SGE(0, uint32(size))}}
 				for i := 0; i < benchDepth; i++ {
 					require.NoError(b, s.jfr.PostRecv(s.rwr))
 				}
 			}
 			send := func(s *benchSide) jetty.WR {
-				w := jetty.WR{Opcode: urma.OpSend, Target: s.peer, Local: []jetty.SGE{s.seg.SGE(uint64(size), uint32(size))}}
+				w := jetty.WR{Opcode: urma.OpSend, To: s.peer, Local: []segment.SGE{s.seg.SGE(uint64(size), uint32(size))}}
 				if size <= s.ctx.Device().Attr().MaxInline {
 					w.Flags |= jetty.Inline
 					w.Inline = s.seg.Bytes()[size : 2*size]

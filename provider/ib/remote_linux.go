@@ -70,7 +70,7 @@ func (r *remote) Close() error {
 
 // ownRemote checks that a request's target was imported into c.
 func (c *ibContext) ownRemote(p provider.Remote) (*remote, error) {
-	r, ok := provider.RawRemote(p).(*remote)
+	r, ok := p.(*remote)
 	if !ok || r == nil || r.ctx != c {
 		return nil, provider.Errorf(provider.ErrInvalid, "target was not imported into this context")
 	}

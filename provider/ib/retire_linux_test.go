@@ -57,7 +57,7 @@ func TestReplacedConnectionReportsItsRequests(t *testing.T) {
 	require.Equal(t, urma.CRRemAccessAbortErr, crs[0].Status, "%v", crs[0])
 	a, err := ja.Query()
 	require.NoError(t, err)
-	require.Equal(t, jt.StateError, a.State)
+	require.Equal(t, urma.StateError, a.State)
 	require.Zero(t, a.Outstanding, "slots still held after the record was polled")
 	// The queue's move to ERROR flushed the SEND on the device as well.
 	time.Sleep(200 * time.Millisecond)
@@ -91,7 +91,7 @@ func TestBindFromBothEndsKeepsOneConnection(t *testing.T) {
 		for i, c := range ctxs {
 			jfc, err := jt.NewJFC(c, jt.JFCConfig{}) // the depth of both of the Jetty's queues
 			require.NoError(t, err)
-			js[i], err = jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc}})
+			js[i], err = jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: urma.RC, JFC: jfc}})
 			require.NoError(t, err)
 		}
 		errs := make([]error, 2)
@@ -151,7 +151,7 @@ func waitingSend(t *testing.T) (*urma.Context, *jt.JFC, *jt.Jetty) {
 		t.Cleanup(func() { _ = c.Close() })
 		jfc, err := jt.NewJFC(c, jt.JFCConfig{}) // the depth of both of the Jetty's queues
 		require.NoError(t, err)
-		j, err := jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: jt.RC, JFC: jfc, RNRRetry: 7}})
+		j, err := jt.NewJetty(c, jt.JettyConfig{Send: jt.JFSConfig{Mode: urma.RC, JFC: jfc, RNRRetry: 7}})
 		require.NoError(t, err)
 		return c, jfc, j
 	}

@@ -251,7 +251,7 @@ func (s *segment) Close() error {
 
 // lkey checks that m is a live segment of this context.
 func (c *ibContext) localSeg(m provider.MemRef) (*segment, error) {
-	s, ok := provider.RawMem(m).(*segment)
+	s, ok := m.(*segment)
 	if !ok || s == nil || s.ctx != c {
 		return nil, provider.Errorf(provider.ErrInvalid, "local sge names memory that is not a segment of this context")
 	}

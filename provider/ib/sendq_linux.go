@@ -1004,7 +1004,7 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 	}
 	var tg *target
 	if w.Opcode.IsOneSided() {
-		t, ok := provider.RawMem(w.Remote.Seg).(*target)
+		t, ok := w.Remote.Seg.(*target)
 		if !ok || t == nil || t.ctx != q.ctx {
 			return nil, nil, provider.Errorf(provider.ErrInvalid, "%v needs a target segment imported into this context in Remote", w.Opcode)
 		}
@@ -1024,7 +1024,7 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 			return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is not bound")
 		}
 		if w.Target != nil {
-			if r, _ := provider.RawRemote(w.Target).(*remote); r != b {
+			if r, _ := w.Target.(*remote); r != b {
 				return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is bound to %v, request names another target", b.desc.ID)
 			}
 		}

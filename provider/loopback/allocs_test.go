@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -16,15 +17,15 @@ func TestDataPathDoesNotAllocate(t *testing.T) {
 	p := newPair(t)
 	var i uint64
 	prepare := func(w jetty.WR) *jetty.Prepared {
-		w.Flags, w.Target = jetty.Signaled, p.remote
+		w.Flags, w.To = jetty.Signaled, p.remote
 		pr, err := p.jfs.Prepare(w)
 		must(t, err)
 		return pr
 	}
-	write := prepare(jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{p.src.SGE(0, 64)}, Remote: p.tgt.SGE(0, 64)})
-	send := prepare(jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 64)}})
-	cas := prepare(jetty.WR{Opcode: urma.OpCAS, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
-	recv, err := p.jfr.PrepareRecv([]jetty.RecvWR{{UserCtx: 2, Local: []jetty.SGE{p.dst.SGE(0, 64)}}})
+	write := prepare(jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{p.src.SGE(0, 64)}, Remote: p.tgt.SGE(0, 64)})
+	send := prepare(jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(0, 64)}})
+	cas := prepare(jetty.WR{Opcode: urma.OpCAS, Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
+	recv, err := p.jfr.PrepareRecv([]jetty.RecvWR{{UserCtx: 2, Local: []segment.SGE{p.dst.SGE(0, 64)}}})
 	must(t, err)
 	cases := map[string]func(){
 		"write+poll":     func() { p.writePoll(t, 64) },

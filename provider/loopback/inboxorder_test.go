@@ -55,8 +55,8 @@ func TestInboxMessageDoesNotOvertakeDirectRecord(t *testing.T) {
 	}
 	post := func(s *sender) error {
 		return s.jfs.Post([]jetty.WR{
-			{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(0, 8)}},
-			{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: s.rem, Local: []jetty.SGE{s.src.SGE(8, 8)}},
+			{Opcode: urma.OpSend, To: s.rem, Local: []segment.SGE{s.src.SGE(0, 8)}},
+			{Opcode: urma.OpSend, Flags: jetty.Signaled, To: s.rem, Local: []segment.SGE{s.src.SGE(8, 8)}},
 		})
 	}
 	sa, sb := newSender(1), newSender(2)

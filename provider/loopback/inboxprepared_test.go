@@ -9,6 +9,7 @@ import (
 
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -27,16 +28,16 @@ func TestInboxPreparedStream(t *testing.T) {
 		wr   jetty.WR
 		data []byte // the bytes the request sends, changed before each post
 	}{
-		{jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}}, p.src.Bytes()[0:8]},
-		{jetty.WR{Opcode: urma.OpSendImm, Flags: jetty.Solicited, Local: []jetty.SGE{p.src.SGE(100, 9)}}, p.src.Bytes()[100:109]},
-		{jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(200, 80)}}, p.src.Bytes()[200:280]},
+		{jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(0, 8)}}, p.src.Bytes()[0:8]},
+		{jetty.WR{Opcode: urma.OpSendImm, Flags: jetty.Solicited, Local: []segment.SGE{p.src.SGE(100, 9)}}, p.src.Bytes()[100:109]},
+		{jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(200, 80)}}, p.src.Bytes()[200:280]},
 		{jetty.WR{Opcode: urma.OpSendImm, Flags: jetty.Inline, Inline: inline}, inline},
-		{jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(300, 0)}}, nil},
+		{jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(300, 0)}}, nil},
 	}
 	prs := make([]*jetty.Prepared, len(kinds))
 	for i, k := range kinds {
 		k.wr.Flags |= jetty.Signaled
-		k.wr.Target = p.remote
+		k.wr.To = p.remote
 		pr, err := p.jfs.Prepare(k.wr)
 		require.NoError(t, err, "kind %d", i)
 		prs[i] = pr

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -45,8 +46,8 @@ func newRunTarget(t *testing.T, p *pair, depth int, base uint64, jfce *jetty.JFC
 // runSend is a SEND of size bytes of p.src from offset off, with immediate
 // data (SEND_IMM) when imm is not zero.
 func runSend(p *pair, to *runTarget, ctx uint64, off, size uint32, imm uint64) jetty.WR {
-	w := jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, UserCtx: ctx, Target: to.remote,
-		Local: []jetty.SGE{p.src.SGE(uint64(off), size)}}
+	w := jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, UserCtx: ctx, To: to.remote,
+		Local: []segment.SGE{p.src.SGE(uint64(off), size)}}
 	if imm != 0 {
 		w.Opcode, w.Imm, w.Flags = urma.OpSendImm, imm, w.Flags|jetty.Solicited
 	}
@@ -109,18 +110,18 @@ func TestInboxRunsInPostLists(t *testing.T) {
 		w := runSend(p, one, uint64(i), off, size, uint64(i%3)*1000+uint64(i))
 		switch i {
 		case 12:
-			w.Target = other.remote
+			w.To = other.remote
 			toOther = append(toOther, w)
 		case 16:
-			w = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, UserCtx: uint64(i), Target: one.remote,
-				Local: []jetty.SGE{p.src.SGE(0, 64)}, Remote: p.tgt.SGE(40000, 64)}
+			w = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, UserCtx: uint64(i), To: one.remote,
+				Local: []segment.SGE{p.src.SGE(0, 64)}, Remote: p.tgt.SGE(40000, 64)}
 		default:
 			toOne = append(toOne, w)
 		}
 		wrs = append(wrs, w)
 	}
 	bad := runSend(p, one, 21, 0, 8, 0)
-	bad.Target = nil // a JFS's request needs one
+	bad.To = nil // a JFS's request needs one
 	wrs = append(wrs, bad, runSend(p, one, 22, 0, 8, 0))
 	before := loopback.InboxRuns(jfs.Raw())
 	err = jfs.Post(wrs)
@@ -173,7 +174,7 @@ func TestInboxRunRaisesSolicitedEvent(t *testing.T) {
 	rt := newRunTarget(t, p, 8, 0, jfce)
 	rjfc, remote := rt.jfc, rt.remote
 	send := func(ctx uint64, f jetty.Flags) jetty.WR {
-		return jetty.WR{Opcode: urma.OpSend, Flags: f, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
+		return jetty.WR{Opcode: urma.OpSend, Flags: f, UserCtx: ctx, To: remote, Local: []segment.SGE{p.src.SGE(0, 8)}}
 	}
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(0, 0)})) // the usual way: nothing else outstanding
 	require.Len(t, pollN(t, rjfc, 1, 5*time.Second), 1)

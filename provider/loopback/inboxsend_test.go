@@ -11,6 +11,7 @@ import (
 
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -68,8 +69,8 @@ func TestInboxStream(t *testing.T) {
 	var sent []jetty.CR
 	for i := range n {
 		size := i % 81
-		w := jetty.WR{Opcode: urma.OpSend, UserCtx: uint64(i), Target: p.remote,
-			Local: []jetty.SGE{p.src.SGE(uint64(i%7), uint32(size))}}
+		w := jetty.WR{Opcode: urma.OpSend, UserCtx: uint64(i), To: p.remote,
+			Local: []segment.SGE{p.src.SGE(uint64(i%7), uint32(size))}}
 		if i%3 == 0 {
 			w.Opcode, w.Imm = urma.OpSendImm, uint64(i)<<8
 		}
@@ -154,11 +155,11 @@ func TestInboxMixedListInOrder(t *testing.T) {
 		require.NoError(t, p.jfr.Recv(p.dst.SGE(uint64(i)*512, 512), uint64(i)))
 	}
 	send := func(ctx uint64, size uint32) jetty.WR {
-		return jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, UserCtx: ctx, Target: p.remote,
-			Local: []jetty.SGE{p.src.SGE(0, size)}}
+		return jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, UserCtx: ctx, To: p.remote,
+			Local: []segment.SGE{p.src.SGE(0, size)}}
 	}
-	writeImm := jetty.WR{Opcode: urma.OpWriteImm, Flags: jetty.Signaled, UserCtx: 3, Target: p.remote, Imm: 33,
-		Local: []jetty.SGE{p.src.SGE(0, 16)}, Remote: p.tgt.SGE(8192, 16)}
+	writeImm := jetty.WR{Opcode: urma.OpWriteImm, Flags: jetty.Signaled, UserCtx: 3, To: p.remote, Imm: 33,
+		Local: []segment.SGE{p.src.SGE(0, 16)}, Remote: p.tgt.SGE(8192, 16)}
 	wrs := []jetty.WR{send(0, 8), send(1, 40), send(2, 300), writeImm, send(4, 8), send(5, 200), send(6, 1), send(7, 80)}
 	require.NoError(t, p.jfs.Post(wrs))
 	recvs := pollN(t, p.jfcB, len(wrs), 5*time.Second)
@@ -187,8 +188,8 @@ func TestInboxFailureMidStream(t *testing.T) {
 	}
 	var wrs []jetty.WR
 	for i := range 5 {
-		wrs = append(wrs, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, UserCtx: uint64(i), Target: p.remote,
-			Local: []jetty.SGE{p.src.SGE(0, 8)}})
+		wrs = append(wrs, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, UserCtx: uint64(i), To: p.remote,
+			Local: []segment.SGE{p.src.SGE(0, 8)}})
 	}
 	require.NoError(t, p.jfs.Post(wrs))
 	recvs := pollN(t, p.jfcB, 3, 5*time.Second)
@@ -200,7 +201,7 @@ func TestInboxFailureMidStream(t *testing.T) {
 	require.Equal(t, uint64(2), sends[2].UserCtx)
 	attr, err := p.jfs.Query()
 	require.NoError(t, err)
-	require.Equal(t, jetty.StateError, attr.State)
+	require.Equal(t, urma.StateError, attr.State)
 	flushed := make([]jetty.CR, 4)
 	n, err := p.jfs.Flush(flushed)
 	require.NoError(t, err)
@@ -247,7 +248,7 @@ func TestInboxRearm(t *testing.T) {
 	rt := newRunTarget(t, p, 4, 0, jfce)
 	rjfc, jfr, remote := rt.jfc, rt.jfr, rt.remote
 	send := func(ctx uint64) jetty.WR {
-		return jetty.WR{Opcode: urma.OpSend, UserCtx: ctx, Target: remote, Local: []jetty.SGE{p.src.SGE(0, 8)}}
+		return jetty.WR{Opcode: urma.OpSend, UserCtx: ctx, To: remote, Local: []segment.SGE{p.src.SGE(0, 8)}}
 	}
 	require.NoError(t, p.jfs.Post([]jetty.WR{send(0)})) // the usual way: nothing else outstanding
 	require.Len(t, pollN(t, rjfc, 1, 5*time.Second), 1)

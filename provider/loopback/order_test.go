@@ -101,7 +101,7 @@ func lastByteLast(t *testing.T, jfs *jetty.JFS, jfc *jetty.JFC, rem *jetty.Remot
 	}()
 
 	a, b := n/3, n/3+n/5
-	sges := []jetty.SGE{src.SGE(0, uint32(a)), src.SGE(uint64(a), uint32(b-a)), src.SGE(uint64(b), uint32(n-b))}
+	sges := []segment.SGE{src.SGE(0, uint32(a)), src.SGE(uint64(a), uint32(b-a)), src.SGE(uint64(b), uint32(n-b))}
 	crs := make([]jetty.CR, 1)
 	for r := range rounds {
 		for last() != 0 {
@@ -117,7 +117,7 @@ func lastByteLast(t *testing.T, jfs *jetty.JFS, jfc *jetty.JFC, rem *jetty.Remot
 		for i := range s {
 			s[i] = v
 		}
-		require.NoError(t, jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: rem,
+		require.NoError(t, jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: rem,
 			Local: sges, Remote: tgt.SGE(uint64(off), uint32(n))}}))
 		for k := 0; k == 0; {
 			var err error

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -28,7 +29,7 @@ func newPingSides(b *testing.B) (a, z *pingSide) {
 	there, back := newPair(b), newPair(b)
 	side := func(p, other *pair) *pingSide {
 		pr, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled,
-			Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8), Target: p.remote})
+			Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8), To: p.remote})
 		must(b, err)
 		return &pingSide{pr: pr, jfc: p.jfcA, crs: make([]jetty.CR, 4),
 			word: (*uint64)(unsafe.Pointer(&other.dst.Bytes()[0])),

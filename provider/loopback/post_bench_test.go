@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -61,28 +62,28 @@ func BenchmarkPost(b *testing.B) {
 		wr   func(p *pair) jetty.WR
 	}{
 		{"Write8", func(p *pair) jetty.WR {
-			return jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
+			return jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
 		}},
 		{"WriteInline8", func(p *pair) jetty.WR {
 			return jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Inline, Inline: make([]byte, 8), Remote: p.tgt.SGE(0, 8)}
 		}},
 		{"Read8", func(p *pair) jetty.WR {
-			return jetty.WR{Opcode: urma.OpRead, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
+			return jetty.WR{Opcode: urma.OpRead, Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
 		}},
 		{"FAdd", func(p *pair) jetty.WR {
-			return jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
+			return jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := newPair(b)
 			w := c.wr(p)
-			w.Target = p.remote
+			w.To = p.remote
 			benchPost(b, p, w)
 		})
 		b.Run(c.name+"Prepared", func(b *testing.B) {
 			p := newPair(b)
 			w := c.wr(p)
-			w.Target = p.remote
+			w.To = p.remote
 			benchPrepared(b, p, w)
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -94,8 +95,8 @@ func TestPostWhenEndsWithItsContext(t *testing.T) {
 // arm64 are little-endian).
 func flaggedAnswer(t *testing.T, p *pair, userCtx uint64, off uint64, msg string) (*jetty.Prepared, *atomic.Uint32, *byte) {
 	t.Helper()
-	answer, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: p.remote, UserCtx: userCtx,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(off, 8)})
+	answer, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: p.remote, UserCtx: userCtx,
+		Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(off, 8)})
 	require.NoError(t, err)
 	copy(p.src.Bytes(), msg)
 	word := new(atomic.Uint32)

@@ -110,7 +110,7 @@ func TestRemoteErrors(t *testing.T) {
 	r := newRemoteJFR(t, b, a)
 	err = jfs2.Post([]jetty.WR{
 		{Opcode: urma.OpNOP, Flags: jetty.Signaled, UserCtx: 1},
-		{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r, Local: []jetty.SGE{foreign.SGE(0, 8)}},
+		{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r, Local: []segment.SGE{foreign.SGE(0, 8)}},
 	})
 	var pe *jetty.PostError
 	require.ErrorAs(t, err, &pe)

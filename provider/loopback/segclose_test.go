@@ -3,7 +3,8 @@ package loopback_test
 import (
 	"testing"
 
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // Unregistering a segment while another goroutine is writing into it through
@@ -14,9 +15,9 @@ import (
 func TestSegmentCloseWhileWriting(t *testing.T) {
 	p := newPair(t)
 	const size = 1 << 16
-	done := make(chan provider.CRStatus)
+	done := make(chan urma.CRStatus)
 	go func() {
-		crs := make([]provider.CR, 1)
+		crs := make([]jetty.CR, 1)
 		for {
 			if err := p.jfs.Write(p.remote, p.tgt.SGE(0, size), p.src.SGE(0, size), 0, 1); err != nil {
 				t.Error(err)
@@ -43,7 +44,7 @@ func TestSegmentCloseWhileWriting(t *testing.T) {
 	if err := p.dst.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := <-done; st != provider.CRRemAccessAbortErr {
+	if st := <-done; st != urma.CRRemAccessAbortErr {
 		t.Fatalf("write after close ended with %v, want REM_ACCESS_ABORT_ERR", st)
 	}
 }
@@ -59,7 +60,7 @@ func TestImportOutlivesOwnerContext(t *testing.T) {
 	if err := p.jfs.Write(p.remote, p.tgt.SGE(0, 8), p.src.SGE(0, 8), 0, 1); err != nil {
 		t.Fatal(err)
 	}
-	crs := make([]provider.CR, 1)
+	crs := make([]jetty.CR, 1)
 	for {
 		n, err := p.jfcA.Poll(crs)
 		if err != nil {
@@ -69,7 +70,7 @@ func TestImportOutlivesOwnerContext(t *testing.T) {
 			break
 		}
 	}
-	if crs[0].Status != provider.CRRemAccessAbortErr {
+	if crs[0].Status != urma.CRRemAccessAbortErr {
 		t.Fatalf("write to a closed context's segment: %v, want REM_ACCESS_ABORT_ERR", crs[0])
 	}
 }

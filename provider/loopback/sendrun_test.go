@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/jetty"
-	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
@@ -162,10 +161,10 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 		if odd(10) {
 			size = []uint32{0, 4, 8, 16}[rng.IntN(4)]
 		}
-		recvs[i] = jetty.RecvWR{UserCtx: 1000 + uint64(i), Local: []jetty.SGE{dst.SGE(off, size)}}
+		recvs[i] = jetty.RecvWR{UserCtx: 1000 + uint64(i), Local: []segment.SGE{dst.SGE(off, size)}}
 		switch {
 		case odd(4):
-			recvs[i].Local = []jetty.SGE{dst.SGE(off, 8), dst.SGE(off+32, 8)}
+			recvs[i].Local = []segment.SGE{dst.SGE(off, 8), dst.SGE(off+32, 8)}
 		case odd(4):
 			recvs[i].Local = nil
 		}
@@ -191,8 +190,8 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 	wrs := make([]jetty.WR, n)
 	for j := range wrs {
 		w := &wrs[j]
-		w.Target, w.UserCtx, w.Imm = rem, uint64(j+1), seed<<8|uint64(j)
-		w.Opcode = jetty.Opcode(urma.OpSend)
+		w.To, w.UserCtx, w.Imm = rem, uint64(j+1), seed<<8|uint64(j)
+		w.Opcode = urma.Opcode(urma.OpSend)
 		switch {
 		case rng.IntN(5) == 0:
 			w.Opcode = urma.OpSendImm
@@ -204,12 +203,12 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 		off := uint64(rng.IntN(64)) * 64
 		switch {
 		case odd(4):
-			w.Local = []jetty.SGE{src.SGE(off, size), src.SGE(off+128, 3)}
+			w.Local = []segment.SGE{src.SGE(off, size), src.SGE(off+128, 3)}
 		case rng.IntN(2) == 0:
 			w.Flags |= jetty.Inline
 			w.Inline = src.Bytes()[off : off+uint64(size)]
 		default:
-			w.Local = []jetty.SGE{src.SGE(off, size)}
+			w.Local = []segment.SGE{src.SGE(off, size)}
 		}
 		if w.Opcode == urma.OpWrite {
 			w.Remote.Len = uint32(w.DataLen())
@@ -263,7 +262,7 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 		idle++
 		time.Sleep(time.Millisecond)
 	}
-	if a, err := jfs.Query(); err == nil && a.State == jetty.StateError {
+	if a, err := jfs.Query(); err == nil && a.State == urma.StateError {
 		k, err := jfs.Flush(crs)
 		require.NoError(t, err)
 		keep(&out.Sent, crs[:k])
@@ -313,7 +312,7 @@ func checkScenario(t *testing.T, seed uint64, wrs []jetty.WR, recvs []jetty.Recv
 			}
 			require.Less(t, k, len(out.Recvd), "seed %d: request %d's receive record", seed, j)
 			got := out.Recvd[k]
-			crop, _ := provider.CROpcodeOf(w.Opcode)
+			crop, _ := jetty.CROpcodeOf(w.Opcode)
 			want := scenarioCR{urma.CRSuccess, crop, got.Flags, r.UserCtx, uint32(len(d)), got.Imm}
 			require.Equal(t, want, got, "seed %d: request %d's receive record", seed, j)
 			if w.Opcode == urma.OpSendImm {
@@ -401,7 +400,7 @@ func runsContend(t *testing.T, where string, prepared bool) {
 			var prs []*jetty.Prepared
 			if prepared {
 				for j := range list {
-					w := jetty.WR{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(uint64(j)*8, 8)}}
+					w := jetty.WR{Opcode: urma.OpSend, To: s.rem, Local: []segment.SGE{s.src.SGE(uint64(j)*8, 8)}}
 					if j == list-1 {
 						w.Flags = jetty.Signaled
 					}
@@ -416,7 +415,7 @@ func runsContend(t *testing.T, where string, prepared bool) {
 			for k := 0; k < perSender && !stop.Load(); k += list {
 				for j := range wrs {
 					binary.NativeEndian.PutUint64(s.src.Bytes()[j*8:], uint64(i)<<32|uint64(k+j))
-					wrs[j] = jetty.WR{Opcode: urma.OpSend, Target: s.rem, Local: []jetty.SGE{s.src.SGE(uint64(j)*8, 8)}}
+					wrs[j] = jetty.WR{Opcode: urma.OpSend, To: s.rem, Local: []segment.SGE{s.src.SGE(uint64(j)*8, 8)}}
 				}
 				wrs[list-1].Flags = jetty.Signaled
 				var err error
@@ -497,8 +496,8 @@ func runsContend(t *testing.T, where string, prepared bool) {
 }
 
 // crOpOf is the receive-side opcode of a message sent with op.
-func crOpOf(op jetty.Opcode) jetty.CROpcode {
-	crop, ok := provider.CROpcodeOf(op)
+func crOpOf(op urma.Opcode) jetty.CROpcode {
+	crop, ok := jetty.CROpcodeOf(op)
 	if !ok {
 		panic(fmt.Sprintf("%v consumes no receive", op))
 	}

@@ -23,7 +23,7 @@ func TestXProcStalledSendRetriesOnPoll(t *testing.T) {
 	require.NoError(t, err)
 	msg := []byte("retried on poll")
 	require.NoError(t, jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline,
-		Target: rem, UserCtx: 7, Inline: msg}}))
+		To: rem, UserCtx: 7, Inline: msg}}))
 	// Polled empty while nothing can arrive: the request keeps waiting.
 	crs := make([]jetty.CR, 1)
 	for range 100 {
@@ -49,7 +49,7 @@ func TestXProcPollingKeepsRNRLimit(t *testing.T) {
 	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{RNRRetry: 2, RNRTimeout: 5 * time.Millisecond})
 	_, _, rem := x.peerJFR(t, 4)
 	require.NoError(t, jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline,
-		Target: rem, UserCtx: 3, Inline: []byte("nobody listens")}}))
+		To: rem, UserCtx: 3, Inline: []byte("nobody listens")}}))
 	crs := make([]jetty.CR, 1)
 	deadline := time.Now().Add(10 * time.Second)
 	for {

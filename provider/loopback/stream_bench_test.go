@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -31,13 +32,13 @@ func benchSendStream8(b *testing.B, prepared bool) { benchSendStream8On(b, newPa
 
 func benchSendStream8On(b *testing.B, p *pair, prepared bool) {
 	const batch = 16
-	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}, Target: p.remote}
+	w := jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(0, 8)}, To: p.remote}
 	quiet, loud := prepareQuietLoud(b, p.jfs, w)
 	recvs := make([]jetty.RecvWR, batch)
 	for i := range recvs {
-		recvs[i] = jetty.RecvWR{Local: []jetty.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
+		recvs[i] = jetty.RecvWR{Local: []segment.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
 	}
-	post := func() error { _, err := p.jfr.Raw().PostRecv(recvs); return err }
+	post := func() error { return p.jfr.PostRecv(recvs) }
 	if prepared {
 		pr, err := p.jfr.PrepareRecv(recvs)
 		must(b, err)
@@ -78,14 +79,13 @@ func benchSendStream8On(b *testing.B, p *pair, prepared bool) {
 func BenchmarkSendStream8Cores(b *testing.B) {
 	const batch = 16
 	p := newPair(b)
-	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{p.src.SGE(0, 8)}, Target: p.remote}
+	w := jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(0, 8)}, To: p.remote}
 	quiet, loud := prepareQuietLoud(b, p.jfs, w)
 	recvs := make([]jetty.RecvWR, jetty.DefaultDepth)
 	for i := range recvs {
-		recvs[i] = jetty.RecvWR{Local: []jetty.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
+		recvs[i] = jetty.RecvWR{Local: []segment.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
 	}
-	_, err := p.jfr.Raw().PostRecv(recvs)
-	must(b, err)
+	must(b, p.jfr.PostRecv(recvs))
 	var stop atomic.Bool
 	var got atomic.Int64
 	var wg sync.WaitGroup
@@ -96,7 +96,7 @@ func BenchmarkSendStream8Cores(b *testing.B) {
 			if err != nil || n == 0 {
 				continue
 			}
-			if _, err := p.jfr.Raw().PostRecv(recvs[:n]); err != nil {
+			if err := p.jfr.PostRecv(recvs[:n]); err != nil {
 				panic(err)
 			}
 			got.Add(int64(n))
@@ -128,7 +128,7 @@ func BenchmarkSendStream8Cores(b *testing.B) {
 func BenchmarkFAddPoll8(b *testing.B) {
 	p := newPair(b)
 	pr, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, Operand: 1,
-		Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8), Target: p.remote})
+		Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8), To: p.remote})
 	must(b, err)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -13,37 +13,40 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// sliceRemote wraps a remote in a type that cannot be compared: == on two
-// interfaces holding it panics.
-type sliceRemote struct {
-	ids []uint32
-	r   provider.Remote
-}
+// sliceRemote is a Remote of no provider, of a type that cannot be
+// compared: == on two interfaces holding it panics.
+type sliceRemote struct{ ids []uint32 }
 
-func (s sliceRemote) Desc() provider.JettyDesc   { return s.r.Desc() }
-func (sliceRemote) Close() error                 { return nil }
-func (s sliceRemote) RawRemote() provider.Remote { return s.r }
+func (sliceRemote) Desc() provider.JettyDesc { return provider.JettyDesc{} }
+func (sliceRemote) Close() error             { return nil }
 
-// A JFS remembers the last Target it resolved; switching between targets,
-// including ones of a type that cannot be compared, must neither panic nor
-// send a request to the wrong one.
+// A JFS remembers the last target it resolved; switching between targets,
+// including foreign ones of a type that cannot be compared, must neither
+// panic nor send a request to the wrong one.
 func TestPostSwitchesTargets(t *testing.T) {
 	p := newPair(t)
-	wrapped := sliceRemote{ids: []uint32{1}, r: p.remote.RawRemote()}
-	wr := func(target provider.Remote) []jetty.WR {
-		return []jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: target,
-			Local: []jetty.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}}
+	other, err := jetty.ImportJFR(p.a, p.jfr.Descriptor(), 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	wr := func(target provider.Remote) []provider.WR {
+		return []provider.WR{{Opcode: provider.OpWrite, Flags: provider.FlagSignaled, Target: target,
+			Local: []provider.SGE{p.src.SGE(0, 8).Raw()}, Remote: p.tgt.SGE(0, 8).Raw()}}
 	}
+	raw := p.jfs.Raw()
 	for range 3 {
-		require.NoError(t, p.jfs.Post(wr(p.remote)))
+		_, err := raw.Post(wr(p.remote.Raw()))
+		require.NoError(t, err)
 		p.pollOne(t, p.jfcA)
 		for range 2 {
-			require.NoError(t, p.jfs.Post(wr(wrapped)))
+			_, err := raw.Post(wr(other.Raw()))
+			require.NoError(t, err)
 			p.pollOne(t, p.jfcA)
 		}
-		require.ErrorContains(t, p.jfs.Post(wr(sliceRemote{})), "not a remote imported")
+		_, err = raw.Post(wr(sliceRemote{ids: []uint32{1}}))
+		require.ErrorContains(t, err, "not a remote imported")
 	}
-	require.NoError(t, p.jfs.Post(wr(p.remote)))
+	_, err = raw.Post(wr(p.remote.Raw()))
+	require.NoError(t, err)
 	p.pollOne(t, p.jfcA)
 }
 

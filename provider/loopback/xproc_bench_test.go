@@ -131,7 +131,7 @@ func openParentInbox(in io.Reader) (fd, cells int, err error) {
 func recvLoop(jfr *jetty.JFR, jfc *jetty.JFC, seg *segment.Segment, stop chan struct{}) error {
 	const n = 2048
 	wrs := make([]jetty.RecvWR, n)
-	sges := make([]jetty.SGE, n)
+	sges := make([]segment.SGE, n)
 	for i := range wrs {
 		sges[i] = seg.SGE(uint64(i)*8, 8)
 		wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: sges[i : i+1]}
@@ -402,7 +402,7 @@ func BenchmarkXProcSendRate8(b *testing.B) {
 func BenchmarkXProcSendPrepared8(b *testing.B) {
 	p := startBenchPeer(b, "recv")
 	in := newInitiator(b, p, 20*time.Microsecond)
-	w := jetty.WR{Opcode: urma.OpSend, Local: []jetty.SGE{in.local.SGE(0, 8)}, Target: in.remote}
+	w := jetty.WR{Opcode: urma.OpSend, Local: []segment.SGE{in.local.SGE(0, 8)}, To: in.remote}
 	quiet, loud := prepareQuietLoud(b, in.jfs, w)
 	out, sent := 0, 0
 	for b.Loop() {

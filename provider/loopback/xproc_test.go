@@ -200,7 +200,7 @@ func TestXProcInboxPeerKilled(t *testing.T) {
 }
 
 type sendQueue interface {
-	Send(to *jetty.Remote, src jetty.SGE, flags jetty.Flags, userCtx uint64) error
+	Send(to *jetty.Remote, src segment.SGE, flags jetty.Flags, userCtx uint64) error
 	Flush(crs []jetty.CR) (int, error)
 }
 
@@ -211,13 +211,13 @@ func inboxPeerKilled(t *testing.T, rc bool) {
 	var sq sendQueue
 	var raw any
 	var rem *jetty.Remote
-	var recv func(jetty.SGE, uint64) error
+	var recv func(segment.SGE, uint64) error
 	if rc {
 		pjfc, err := jetty.NewJFC(x.b, jetty.JFCConfig{Depth: 512})
 		require.NoError(t, err)
-		pj, err := jetty.NewJetty(x.b, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: pjfc, Mode: jetty.RC}, Recv: jetty.JFRConfig{JFC: pjfc}})
+		pj, err := jetty.NewJetty(x.b, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: pjfc, Mode: urma.RC}, Recv: jetty.JFRConfig{JFC: pjfc}})
 		require.NoError(t, err)
-		j, err := jetty.NewJetty(x.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Mode: jetty.RC}, Recv: jetty.JFRConfig{JFC: jfc}})
+		j, err := jetty.NewJetty(x.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Mode: urma.RC}, Recv: jetty.JFRConfig{JFC: jfc}})
 		require.NoError(t, err)
 		rem, err = jetty.ImportJetty(x.a, pj.Descriptor(), 0)
 		require.NoError(t, err)
@@ -411,14 +411,14 @@ func TestXProcProtection(t *testing.T) {
 		wr   jetty.WR
 		mem  []byte
 	}{
-		{"write out of bounds", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{local.SGE(0, 64)}, Remote: tgt.SGE(4096-32, 64)}, seg.Bytes()},
-		{"read out of bounds", jetty.WR{Opcode: urma.OpRead, Local: []jetty.SGE{local.SGE(0, 64)}, Remote: tgt.SGE(4090, 64)}, nil},
-		{"write to read-only", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{local.SGE(0, 8)}, Remote: roT.SGE(0, 8)}, ro.Bytes()},
-		{"atomic without ATOMIC", jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []jetty.SGE{local.SGE(0, 8)}, Remote: roT.SGE(0, 8)}, ro.Bytes()},
+		{"write out of bounds", jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{local.SGE(0, 64)}, Remote: tgt.SGE(4096-32, 64)}, seg.Bytes()},
+		{"read out of bounds", jetty.WR{Opcode: urma.OpRead, Local: []segment.SGE{local.SGE(0, 64)}, Remote: tgt.SGE(4090, 64)}, nil},
+		{"write to read-only", jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{local.SGE(0, 8)}, Remote: roT.SGE(0, 8)}, ro.Bytes()},
+		{"atomic without ATOMIC", jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []segment.SGE{local.SGE(0, 8)}, Remote: roT.SGE(0, 8)}, ro.Bytes()},
 	}
 	for _, c := range cases {
 		jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})
-		c.wr.Target, c.wr.Flags, c.wr.UserCtx = rem, jetty.Signaled, 42
+		c.wr.To, c.wr.Flags, c.wr.UserCtx = rem, jetty.Signaled, 42
 		require.NoError(t, jfs.Post([]jetty.WR{c.wr}), c.name)
 		cr := pollN(t, jfc, 1, 5*time.Second)[0]
 		require.Equal(t, urma.CRRemAccessAbortErr, cr.Status, "%s: %v", c.name, cr)

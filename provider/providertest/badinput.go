@@ -234,7 +234,7 @@ func testBadCreate(t *testing.T, e *env) {
 	require.NoError(t, closedJFR.Close())
 	rmJFR, err := jetty.NewJFR(e.a, jetty.JFRConfig{JFC: jfc})
 	require.NoError(t, err)
-	const badMode = jetty.Mode(0x40)
+	const badMode = urma.TransportMode(0x40)
 	jfs := func(cfg jetty.JFSConfig) func() error {
 		return func() error { _, err := jetty.NewJFS(e.a, cfg); return err }
 	}
@@ -245,7 +245,7 @@ func testBadCreate(t *testing.T, e *env) {
 		return func() error { _, err := jetty.NewJetty(e.a, cfg); return err }
 	}
 	noRC := ""
-	if !e.attr.SupportsMode(jetty.RC) {
+	if !e.attr.SupportsMode(urma.RC) {
 		noRC = "the device has no RC; testCreateLimits checks the refusal"
 	}
 	e.runCalls(t, b, []callRow{
@@ -290,7 +290,7 @@ func testBadCreate(t *testing.T, e *env) {
 		{name: "jetty sharing a JFR of the other context", want: urma.ErrInvalid,
 			call: jt(jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc}, SharedJFR: foreignJFR})},
 		{name: "RC jetty sharing an RM JFR", want: urma.ErrInvalid, skip: noRC,
-			call: jt(jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Mode: jetty.RC}, SharedJFR: rmJFR})},
+			call: jt(jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Mode: urma.RC}, SharedJFR: rmJFR})},
 	})
 	require.NoError(t, rmJFR.Close())
 	require.NoError(t, jfc.Close(), "a refused queue kept a reference to its JFC")
@@ -399,11 +399,11 @@ func testBadPost(t *testing.T, e *env) {
 	if e.attr.MaxReadSGE < 2 {
 		scatter = "the device scatters a READ into one SGE; testReadScatter checks the refusal"
 	}
-	wrap := func(sg jetty.SGE) jetty.SGE { sg.Addr = math.MaxUint64 - 7; return sg }
-	before := func(sg jetty.SGE) jetty.SGE { sg.Addr -= 8; return sg }
-	write := func(local []jetty.SGE, remote jetty.SGE) func(e *env) jetty.WR {
+	wrap := func(sg segment.SGE) segment.SGE { sg.Addr = math.MaxUint64 - 7; return sg }
+	before := func(sg segment.SGE) segment.SGE { sg.Addr -= 8; return sg }
+	write := func(local []segment.SGE, remote segment.SGE) func(e *env) jetty.WR {
 		return func(*env) jetty.WR {
-			return jetty.WR{Opcode: urma.OpWrite, Target: b.r.remote, Local: local, Remote: remote}
+			return jetty.WR{Opcode: urma.OpWrite, To: b.r.remote, Local: local, Remote: remote}
 		}
 	}
 	// freshRecv is a JFR of its own with one receive posted, for requests
@@ -430,46 +430,46 @@ func testBadPost(t *testing.T, e *env) {
 	}
 	rows := []postRow{
 		{name: "local SGE naming no segment", want: refused(urma.ErrInvalid),
-			wr: write([]jetty.SGE{{Addr: b.l.VA(), Len: 8}}, b.tg.SGE(0, 8))},
+			wr: write([]segment.SGE{{Addr: b.l.VA(), Len: 8}}, b.tg.SGE(0, 8))},
 		{name: "remote SGE naming no segment", want: refused(urma.ErrInvalid),
-			wr: write([]jetty.SGE{b.l.SGE(0, 8)}, jetty.SGE{Addr: b.tg.Desc().VA, Len: 8})},
+			wr: write([]segment.SGE{b.l.SGE(0, 8)}, segment.SGE{Addr: b.tg.Descriptor().VA, Len: 8})},
 		{name: "local SGE wrapping around the address space", want: refused(urma.ErrInvalid),
-			wr: write([]jetty.SGE{wrap(b.l.SGE(0, 16))}, b.tg.SGE(0, 16))},
+			wr: write([]segment.SGE{wrap(b.l.SGE(0, 16))}, b.tg.SGE(0, 16))},
 		{name: "remote range wrapping around the address space", want: refused(urma.ErrInvalid),
-			wr: write([]jetty.SGE{b.l.SGE(0, 16)}, wrap(b.tg.SGE(0, 16)))},
+			wr: write([]segment.SGE{b.l.SGE(0, 16)}, wrap(b.tg.SGE(0, 16)))},
 		{name: "remote SGE of an unimported target segment", want: refused(urma.ErrClosed),
 			wr: func(e *env) jetty.WR {
 				tg := e.remoteSegTarget(64)
 				require.NoError(e.t, tg.Unimport())
-				return jetty.WR{Opcode: urma.OpWrite, Target: b.r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}
+				return jetty.WR{Opcode: urma.OpWrite, To: b.r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}
 			}},
 		{name: "remote SGE of a target imported into the other context", want: refused(urma.ErrInvalid),
 			wr: func(e *env) jetty.WR {
 				tg, err := segment.Import(e.b, b.mem.Descriptor(), 0)
 				require.NoError(e.t, err)
-				return jetty.WR{Opcode: urma.OpWrite, Target: b.r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}
+				return jetty.WR{Opcode: urma.OpWrite, To: b.r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}
 			}},
 		{name: "target imported into the other context", want: refused(urma.ErrInvalid),
 			wr: func(e *env) jetty.WR {
 				r, err := jetty.ImportJFR(e.b, b.r.jfr.Descriptor(), 0)
 				require.NoError(e.t, err)
-				return jetty.WR{Opcode: urma.OpWrite, Target: r, Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(0, 8)}
+				return jetty.WR{Opcode: urma.OpWrite, To: r, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(0, 8)}
 			}},
 		{name: "zero-length WRITE", want: completes(urma.CRSuccess),
-			wr:    write([]jetty.SGE{b.l.SGE(0, 0)}, b.tg.SGE(8, 0)),
+			wr:    write([]segment.SGE{b.l.SGE(0, 0)}, b.tg.SGE(8, 0)),
 			check: moveNothing},
 		{name: "WRITE without local SGE", want: completes(urma.CRSuccess),
 			wr:    write(nil, b.tg.SGE(8, 0)),
 			check: moveNothing},
 		{name: "zero-length READ", want: completes(urma.CRSuccess),
 			wr: func(*env) jetty.WR {
-				return jetty.WR{Opcode: urma.OpRead, Target: b.r.remote, Local: []jetty.SGE{b.l.SGE(128, 0)}, Remote: b.tg.SGE(0, 0)}
+				return jetty.WR{Opcode: urma.OpRead, To: b.r.remote, Local: []segment.SGE{b.l.SGE(128, 0)}, Remote: b.tg.SGE(0, 0)}
 			},
 			check: moveNothing},
 		{name: "zero-length SEND", want: completes(urma.CRSuccess),
 			wr: func(e *env) jetty.WR {
 				require.NoError(e.t, b.r.jfr.Recv(b.rb.SGE(64, 64), 0x5e))
-				return jetty.WR{Opcode: urma.OpSend, Target: b.r.remote, Local: []jetty.SGE{b.l.SGE(0, 0)}}
+				return jetty.WR{Opcode: urma.OpSend, To: b.r.remote, Local: []segment.SGE{b.l.SGE(0, 0)}}
 			},
 			check: func(e *env, cr jetty.CR, before snapshot) {
 				require.Zero(e.t, cr.Len, "%v", cr)
@@ -480,28 +480,28 @@ func testBadPost(t *testing.T, e *env) {
 				e.untouched(b, before)
 			}},
 		{name: "local SGE starting before its segment", want: completes(urma.CRLocAccessErr),
-			wr: write([]jetty.SGE{before(b.l.SGE(0, 16))}, b.tg.SGE(0, 16))},
+			wr: write([]segment.SGE{before(b.l.SGE(0, 16))}, b.tg.SGE(0, 16))},
 		{name: "READ into a local SGE past its segment", want: completes(urma.CRLocAccessErr),
 			wr: func(*env) jetty.WR {
-				return jetty.WR{Opcode: urma.OpRead, Target: b.r.remote, Local: []jetty.SGE{b.l.SGE(benchLen-8, 16)}, Remote: b.tg.SGE(0, 16)}
+				return jetty.WR{Opcode: urma.OpRead, To: b.r.remote, Local: []segment.SGE{b.l.SGE(benchLen-8, 16)}, Remote: b.tg.SGE(0, 16)}
 			}},
 		{name: "SEND from a local SGE past its segment", want: completes(urma.CRLocAccessErr),
 			wr: func(e *env) jetty.WR {
-				return jetty.WR{Opcode: urma.OpSend, Target: freshRecv(e), Local: []jetty.SGE{b.l.SGE(benchLen-8, 16)}}
+				return jetty.WR{Opcode: urma.OpSend, To: freshRecv(e), Local: []segment.SGE{b.l.SGE(benchLen-8, 16)}}
 			},
 			check: notConsumed},
 		{name: "atomic result past its segment", want: completes(urma.CRLocAccessErr), skip: atomics,
 			wr: func(*env) jetty.WR {
-				return jetty.WR{Opcode: urma.OpFAdd, Target: b.r.remote, Operand: 1,
-					Local: []jetty.SGE{b.l.SGE(benchLen-4, 8)}, Remote: b.tg.SGE(8, 8)}
+				return jetty.WR{Opcode: urma.OpFAdd, To: b.r.remote, Operand: 1,
+					Local: []segment.SGE{b.l.SGE(benchLen-4, 8)}, Remote: b.tg.SGE(8, 8)}
 			}},
 		{name: "atomic on the word after the target segment", want: completes(urma.CRRemAccessAbortErr), skip: atomics,
 			wr: func(*env) jetty.WR {
-				return jetty.WR{Opcode: urma.OpFAdd, Target: b.r.remote, Operand: 1,
-					Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(benchLen, 8)}
+				return jetty.WR{Opcode: urma.OpFAdd, To: b.r.remote, Operand: 1,
+					Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(benchLen, 8)}
 			}},
 		{name: "WRITE gathering overlapping SGEs", want: completes(urma.CRSuccess), sges: 2, skip: gather,
-			wr: write([]jetty.SGE{b.l.SGE(0, 8), b.l.SGE(4, 8)}, b.tg.SGE(128, 16)),
+			wr: write([]segment.SGE{b.l.SGE(0, 8), b.l.SGE(4, 8)}, b.tg.SGE(128, 16)),
 			check: func(e *env, cr jetty.CR, before snapshot) {
 				require.Equal(e.t, uint32(16), cr.Len, "%v", cr)
 				want := bytes.Clone(before.mem)
@@ -512,8 +512,8 @@ func testBadPost(t *testing.T, e *env) {
 			}},
 		{name: "READ scattering into overlapping SGEs", want: completes(urma.CRSuccess), sges: 2, skip: scatter,
 			wr: func(*env) jetty.WR {
-				return jetty.WR{Opcode: urma.OpRead, Target: b.r.remote,
-					Local: []jetty.SGE{b.l.SGE(128, 8), b.l.SGE(132, 8)}, Remote: b.tg.SGE(0, 16)}
+				return jetty.WR{Opcode: urma.OpRead, To: b.r.remote,
+					Local: []segment.SGE{b.l.SGE(128, 8), b.l.SGE(132, 8)}, Remote: b.tg.SGE(0, 16)}
 			},
 			check: func(e *env, cr jetty.CR, before snapshot) {
 				require.Equal(e.t, uint32(16), cr.Len, "%v", cr)
@@ -532,7 +532,7 @@ func testBadPost(t *testing.T, e *env) {
 			wr: func(e *env) jetty.WR {
 				r := e.receiver(jetty.JFRConfig{})
 				require.NoError(e.t, r.jfr.Close())
-				return jetty.WR{Opcode: urma.OpSend, Target: r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}}
+				return jetty.WR{Opcode: urma.OpSend, To: r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}}
 			}},
 		{name: "SEND to a JFR closed after use", want: completes(urma.CRRemAccessAbortErr),
 			wr: func(e *env) jetty.WR {
@@ -544,29 +544,29 @@ func testBadPost(t *testing.T, e *env) {
 				e.pollOK(s.jfc)
 				e.pollOK(r.jfc)
 				require.NoError(e.t, r.jfr.Close())
-				return jetty.WR{Opcode: urma.OpSend, Target: r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}}
+				return jetty.WR{Opcode: urma.OpSend, To: r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}}
 			}},
 		{name: "WRITE through a closed JFR", want: completes(urma.CRRemAccessAbortErr),
 			wr: func(e *env) jetty.WR {
 				r := e.receiver(jetty.JFRConfig{})
 				require.NoError(e.t, r.jfr.Close())
-				return jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(0, 8)}
+				return jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(0, 8)}
 			}},
 		{name: "READ through a JFR in ERROR", want: completes(urma.CRRemAccessAbortErr),
 			wr: func(e *env) jetty.WR {
 				r := e.receiver(jetty.JFRConfig{})
-				require.NoError(e.t, r.jfr.Modify(jetty.JFRStateError))
-				return jetty.WR{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(0, 8)}
+				require.NoError(e.t, r.jfr.Modify(urma.JFRStateError))
+				return jetty.WR{Opcode: urma.OpRead, To: r.remote, Local: []segment.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(0, 8)}
 			}},
 		{name: "SEND to a JFR in ERROR", want: completes(urma.CRRemAccessAbortErr),
 			wr: func(e *env) jetty.WR {
 				tgt := freshRecv(e)
-				require.NoError(e.t, fresh.jfr.Modify(jetty.JFRStateError))
+				require.NoError(e.t, fresh.jfr.Modify(urma.JFRStateError))
 				// ERROR flushed the receive: its record comes first.
 				cr := e.poll(fresh.jfc, 1)[0]
 				require.Equal(e.t, urma.CRWRFlushErr, cr.Status, "%v", cr)
 				require.Equal(e.t, uint64(9), cr.UserCtx)
-				return jetty.WR{Opcode: urma.OpSend, Target: tgt, Local: []jetty.SGE{b.l.SGE(0, 8)}}
+				return jetty.WR{Opcode: urma.OpSend, To: tgt, Local: []segment.SGE{b.l.SGE(0, 8)}}
 			},
 			check: func(e *env, _ jetty.CR, before snapshot) {
 				e.untouched(b, before)
@@ -582,10 +582,10 @@ func testBadPost(t *testing.T, e *env) {
 		// the requests behind it, and that one only through Poll.
 		s := e.sender(jetty.JFSConfig{})
 		require.NoError(e.t, s.jfs.Post([]jetty.WR{
-			{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: b.r.remote, UserCtx: 1,
-				Local: []jetty.SGE{b.l.SGE(benchLen-8, 16)}, Remote: b.tg.SGE(0, 16)},
-			{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: b.r.remote, UserCtx: 2,
-				Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(192, 8)},
+			{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: b.r.remote, UserCtx: 1,
+				Local: []segment.SGE{b.l.SGE(benchLen-8, 16)}, Remote: b.tg.SGE(0, 16)},
+			{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: b.r.remote, UserCtx: 2,
+				Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(192, 8)},
 			{Opcode: urma.OpNOP, Flags: jetty.Signaled, UserCtx: 3},
 		}))
 		a, err := s.jfs.Query()
@@ -670,34 +670,34 @@ func testBadPostRecv(t *testing.T, e *env) {
 	if e.attr.MaxJFRSGE < 2 {
 		scatter = "the device receives into one SGE; testRecvScatter checks the refusal"
 	}
-	one := func(sg func() jetty.SGE) func(e *env) jetty.RecvWR {
-		return func(*env) jetty.RecvWR { return jetty.RecvWR{Local: []jetty.SGE{sg()}} }
+	one := func(sg func() segment.SGE) func(e *env) jetty.RecvWR {
+		return func(*env) jetty.RecvWR { return jetty.RecvWR{Local: []segment.SGE{sg()}} }
 	}
 	rows := []recvRow{
 		{name: "buffer naming no segment", want: urma.ErrInvalid,
-			wr: one(func() jetty.SGE { return jetty.SGE{Addr: buf.VA(), Len: 8} })},
+			wr: one(func() segment.SGE { return segment.SGE{Addr: buf.VA(), Len: 8} })},
 		{name: "buffer of the other context", want: urma.ErrInvalid,
-			wr: one(func() jetty.SGE { return b.l.SGE(0, 8) })},
+			wr: one(func() segment.SGE { return b.l.SGE(0, 8) })},
 		{name: "imported target as buffer", want: urma.ErrInvalid,
 			wr: func(e *env) jetty.RecvWR {
 				s := e.seg(e.a, 64, segment.Read)
 				tg, err := segment.Import(e.b, s.Descriptor(), 0)
 				require.NoError(e.t, err)
-				return jetty.RecvWR{Local: []jetty.SGE{tg.SGE(0, 8)}}
+				return jetty.RecvWR{Local: []segment.SGE{tg.SGE(0, 8)}}
 			}},
 		{name: "closed segment", want: urma.ErrClosed,
 			wr: func(e *env) jetty.RecvWR {
 				require.NoError(e.t, buf.Unregister())
-				return jetty.RecvWR{Local: []jetty.SGE{buf.SGE(0, 8)}}
+				return jetty.RecvWR{Local: []segment.SGE{buf.SGE(0, 8)}}
 			}},
 		{name: "buffer past its segment", want: urma.ErrRange,
-			wr: one(func() jetty.SGE { return buf.SGE(32, 64) })},
+			wr: one(func() segment.SGE { return buf.SGE(32, 64) })},
 		{name: "buffer starting before its segment", want: urma.ErrRange,
-			wr: one(func() jetty.SGE { sg := buf.SGE(0, 16); sg.Addr -= 8; return sg })},
+			wr: one(func() segment.SGE { sg := buf.SGE(0, 16); sg.Addr -= 8; return sg })},
 		{name: "buffer wrapping around the address space", want: urma.ErrRange,
-			wr: one(func() jetty.SGE { sg := buf.SGE(0, 16); sg.Addr = math.MaxUint64 - 7; return sg })},
+			wr: one(func() segment.SGE { sg := buf.SGE(0, 16); sg.Addr = math.MaxUint64 - 7; return sg })},
 		{name: "zero-length buffer", send: 0,
-			wr: one(func() jetty.SGE { return buf.SGE(8, 0) }),
+			wr: one(func() segment.SGE { return buf.SGE(8, 0) }),
 			check: func(e *env, _ jetty.CR, buf *segment.Segment) {
 				require.Equal(e.t, make([]byte, 64), buf.Bytes())
 			}},
@@ -708,7 +708,7 @@ func testBadPostRecv(t *testing.T, e *env) {
 			}},
 		{name: "overlapping buffers", send: 16, sges: 2, skip: scatter,
 			wr: func(*env) jetty.RecvWR {
-				return jetty.RecvWR{Local: []jetty.SGE{buf.SGE(8, 8), buf.SGE(12, 8)}}
+				return jetty.RecvWR{Local: []segment.SGE{buf.SGE(8, 8), buf.SGE(12, 8)}}
 			},
 			check: func(e *env, _ jetty.CR, buf *segment.Segment) {
 				got, src := buf.Bytes(), b.l.Bytes()[128:144]
@@ -729,7 +729,7 @@ func testBadPostRecv(t *testing.T, e *env) {
 		rb := e.seg(e.b, 64, segment.LocalOnly)
 		wrs := make([]jetty.RecvWR, 5)
 		for i := range wrs {
-			wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []jetty.SGE{rb.SGE(uint64(i)*8, 8)}}
+			wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []segment.SGE{rb.SGE(uint64(i)*8, 8)}}
 		}
 		err := r.jfr.PostRecv(wrs)
 		var pe *jetty.PostError
@@ -750,7 +750,7 @@ func testBadPostRecv(t *testing.T, e *env) {
 	e.row(t, b, "JFR in ERROR", "", func(e *env) {
 		r := e.receiver(jetty.JFRConfig{})
 		rb := e.seg(e.b, 64, segment.LocalOnly)
-		require.NoError(e.t, r.jfr.Modify(jetty.JFRStateError))
+		require.NoError(e.t, r.jfr.Modify(urma.JFRStateError))
 		require.ErrorIs(e.t, r.jfr.Recv(rb.SGE(0, 8), 1), urma.ErrBadState)
 		a, err := r.jfr.Query()
 		require.NoError(e.t, err)
@@ -776,9 +776,9 @@ func testBadImport(t *testing.T, e *env) {
 	require.NoError(t, err)
 	require.NoError(t, closedJetty.Close())
 	otherMode := b.r.jfr.Descriptor()
-	otherMode.Mode = jetty.RC
-	if !e.attr.SupportsMode(jetty.RC) {
-		otherMode.Mode = jetty.UM
+	otherMode.Mode = urma.RC
+	if !e.attr.SupportsMode(urma.RC) {
+		otherMode.Mode = urma.UM
 	}
 	noPolicy := plain.Descriptor()
 	noPolicy.TokenPolicy = segment.TokenNone
@@ -882,8 +882,8 @@ func testBadClose(t *testing.T, e *env) {
 		require.NoError(e.t, err)
 		// The WRITE and the NOP wait behind the SEND.
 		require.NoError(e.t, s.jfs.Post([]jetty.WR{
-			{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}, UserCtx: 1},
-			{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(192, 8), UserCtx: 2},
+			{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}, UserCtx: 1},
+			{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(192, 8), UserCtx: 2},
 			{Opcode: urma.OpNOP, Flags: jetty.Signaled, UserCtx: 3},
 		}))
 		time.Sleep(20 * time.Millisecond)
@@ -910,8 +910,8 @@ func testBadClose(t *testing.T, e *env) {
 		_, tg := e.remoteSeg(size, rwa)
 		wrs := make([]jetty.WR, n)
 		for i := range wrs {
-			wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: b.r.remote,
-				Local: []jetty.SGE{l.SGE(0, size)}, Remote: tg.SGE(0, size), UserCtx: uint64(i)}
+			wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: b.r.remote,
+				Local: []segment.SGE{l.SGE(0, size)}, Remote: tg.SGE(0, size), UserCtx: uint64(i)}
 		}
 		require.NoError(e.t, s.jfs.Post(wrs))
 		closeWithin(e.t, e.timeout, "JFS", s.jfs.Close)
@@ -932,8 +932,8 @@ func testBadClose(t *testing.T, e *env) {
 	e.row(t, b, "JFS closed while requests are posted", "", func(e *env) {
 		s := e.sender(jetty.JFSConfig{Depth: 16})
 		posted, postErr := postUntilRefused(func(n uint64) error {
-			return s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: b.r.remote,
-				Local: []jetty.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(128, 8), UserCtx: n}})
+			return s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: b.r.remote,
+				Local: []segment.SGE{b.l.SGE(128, 8)}, Remote: b.tg.SGE(128, 8), UserCtx: n}})
 		})
 		// Polling frees slots, so that posts run up to the Close.
 		var got []jetty.CR
@@ -1065,7 +1065,7 @@ func testBadClose(t *testing.T, e *env) {
 		l, err := segment.Alloc(a2, 64, segment.Config{Access: segment.LocalOnly})
 		require.NoError(e.t, err)
 		require.NoError(e.t, s.Post([]jetty.WR{
-			{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: rm, Local: []jetty.SGE{l.SGE(0, 8)}, UserCtx: 1},
+			{Opcode: urma.OpSend, Flags: jetty.Signaled, To: rm, Local: []segment.SGE{l.SGE(0, 8)}, UserCtx: 1},
 			{Opcode: urma.OpNOP, Flags: jetty.Signaled, UserCtx: 2},
 		}))
 		time.Sleep(20 * time.Millisecond)
@@ -1100,13 +1100,13 @@ func testBadClose(t *testing.T, e *env) {
 		require.NoError(e.t, err)
 		wrs := make([]jetty.WR, n)
 		for i := range wrs {
-			wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: rm,
-				Local: []jetty.SGE{l.SGE(0, size)}, Remote: tg.SGE(0, size), UserCtx: uint64(i)}
+			wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: rm,
+				Local: []segment.SGE{l.SGE(0, size)}, Remote: tg.SGE(0, size), UserCtx: uint64(i)}
 		}
 		if e.attr.RNR {
 			// idle has no receive: the SEND waits, and the WRITEs after it.
-			wrs = append([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: rm,
-				Local: []jetty.SGE{l.SGE(0, 8)}, UserCtx: 99}}, wrs...)
+			wrs = append([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, To: rm,
+				Local: []segment.SGE{l.SGE(0, 8)}, UserCtx: 99}}, wrs...)
 		}
 		require.NoError(e.t, s.Post(wrs))
 		closeWithin(e.t, e.timeout, "initiator context", a2.Close)

@@ -59,8 +59,8 @@ func (b boundsTarget) view() []byte {
 
 // at is the remote SGE of n bytes at off from the segment's start; off may
 // be negative.
-func (b boundsTarget) at(off int, n uint32) jetty.SGE {
-	return jetty.SGE{Seg: b.tg, Addr: uint64(int64(b.tg.Desc().VA) + int64(off)), Len: n}
+func (b boundsTarget) at(off int, n uint32) segment.SGE {
+	return shifted(b.tg.SGE(0, n), int64(off))
 }
 
 func testRemoteBounds(t *testing.T, e *env) {
@@ -103,14 +103,14 @@ func testRemoteBounds(t *testing.T, e *env) {
 		before := append([]byte(nil), b.view()...)
 		clear(l.Bytes()[32:])
 		s := e.sender(jetty.JFSConfig{}) // a failure puts the queue in ERROR
-		wr := jetty.WR{Opcode: c.op, Flags: jetty.Signaled, Target: r.remote, UserCtx: uint64(i), Remote: b.at(c.off, c.n)}
+		wr := jetty.WR{Opcode: c.op, Flags: jetty.Signaled, To: r.remote, UserCtx: uint64(i), Remote: b.at(c.off, c.n)}
 		switch c.op {
 		case urma.OpWrite:
-			wr.Local = []jetty.SGE{l.SGE(0, c.n)}
+			wr.Local = []segment.SGE{l.SGE(0, c.n)}
 		case urma.OpRead:
-			wr.Local = []jetty.SGE{l.SGE(32, c.n)}
+			wr.Local = []segment.SGE{l.SGE(32, c.n)}
 		default:
-			wr.Local, wr.Operand = []jetty.SGE{l.SGE(32, 8)}, 1
+			wr.Local, wr.Operand = []segment.SGE{l.SGE(32, 8)}, 1
 		}
 		if !c.ok {
 			expectStatus(t, e, s, wr, urma.CRRemAccessAbortErr)
@@ -157,8 +157,8 @@ func testLocalBounds(t *testing.T, e *env) {
 		clear(dst.Bytes())
 		fill(dst.Bytes()[128:], 90)
 		s := e.sender(jetty.JFSConfig{})
-		wr := jetty.WR{Opcode: c.op, Flags: jetty.Signaled, Target: r.remote, UserCtx: uint64(i),
-			Local: []jetty.SGE{l.SGE(c.off, c.n)}, Remote: tg.SGE(0, c.n)}
+		wr := jetty.WR{Opcode: c.op, Flags: jetty.Signaled, To: r.remote, UserCtx: uint64(i),
+			Local: []segment.SGE{l.SGE(c.off, c.n)}, Remote: tg.SGE(0, c.n)}
 		if c.op == urma.OpRead {
 			wr.Remote = tg.SGE(128, c.n)
 		}
@@ -187,9 +187,9 @@ func testRecvBounds(t *testing.T, e *env) {
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	fill(src.Bytes(), 3)
 	rb := e.seg(e.b, boundsLen, segment.LocalOnly)
-	err := r.jfr.PostRecv([]jetty.RecvWR{{Local: []jetty.SGE{rb.SGE(boundsLen-15, 16)}}})
+	err := r.jfr.PostRecv([]jetty.RecvWR{{Local: []segment.SGE{rb.SGE(boundsLen-15, 16)}}})
 	require.ErrorIs(t, err, urma.ErrRange, "a buffer one byte past the segment")
-	err = r.jfr.PostRecv([]jetty.RecvWR{{Local: []jetty.SGE{{Seg: rb, Addr: rb.VA() - 1, Len: 16}}}})
+	err = r.jfr.PostRecv([]jetty.RecvWR{{Local: []segment.SGE{shifted(rb.SGE(0, 16), -1)}}})
 	require.ErrorIs(t, err, urma.ErrRange, "a buffer from one byte before the segment")
 	require.NoError(t, r.jfr.Recv(rb.SGE(boundsLen-16, 16), 1))
 	require.NoError(t, s.jfs.Send(r.remote, src.SGE(0, 16), 0, 2))
@@ -202,6 +202,14 @@ func testRecvBounds(t *testing.T, e *env) {
 	// A SEND whose source runs a byte past its segment.
 	s2 := e.sender(jetty.JFSConfig{})
 	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 3))
-	expectStatus(t, e, s2, jetty.WR{Opcode: urma.OpSend, Target: r.remote, UserCtx: 4, Local: []jetty.SGE{src.SGE(49, 16)}}, urma.CRLocAccessErr)
+	expectStatus(t, e, s2, jetty.WR{Opcode: urma.OpSend, To: r.remote, UserCtx: 4, Local: []segment.SGE{src.SGE(49, 16)}}, urma.CRLocAccessErr)
 	e.none(r.jfc)
+}
+
+// shifted is s moved by delta bytes, which may take it outside its
+// segment: an SGE names its memory when a segment makes it, and its
+// address may then be anything.
+func shifted(s segment.SGE, delta int64) segment.SGE {
+	s.Addr = uint64(int64(s.Addr) + delta)
+	return s
 }

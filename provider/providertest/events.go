@@ -137,8 +137,8 @@ func testSolicited(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{JFC: rjfc})
 	rb := e.seg(e.b, 64, segment.LocalOnly)
 	l := e.seg(e.a, 64, segment.LocalOnly)
-	require.NoError(t, r.jfr.PostRecv([]jetty.RecvWR{{UserCtx: 1, Local: []jetty.SGE{rb.SGE(0, 32)}},
-		{UserCtx: 2, Local: []jetty.SGE{rb.SGE(32, 32)}}}))
+	require.NoError(t, r.jfr.PostRecv([]jetty.RecvWR{{UserCtx: 1, Local: []segment.SGE{rb.SGE(0, 32)}},
+		{UserCtx: 2, Local: []segment.SGE{rb.SGE(32, 32)}}}))
 	require.NoError(t, rjfc.Rearm(true))
 	require.NoError(t, s.jfs.Send(r.remote, l.SGE(0, 8), 0, 1))
 	if !e.attr.SolicitedEvents {

@@ -69,8 +69,8 @@ func testRemoteWriteOOB(t *testing.T, e *env) {
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	fill(l.Bytes(), 1)
 	dst, tg := e.remoteSeg(4096, rwa)
-	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 3,
-		Local: []jetty.SGE{l.SGE(0, 64)}, Remote: tg.SGE(4096-32, 64)}, urma.CRRemAccessAbortErr)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, To: r.remote, UserCtx: 3,
+		Local: []segment.SGE{l.SGE(0, 64)}, Remote: tg.SGE(4096-32, 64)}, urma.CRRemAccessAbortErr)
 	require.Equal(t, make([]byte, 4096), dst.Bytes(), "no byte may be touched")
 
 	// A segment registered over the middle of a larger buffer: a write
@@ -82,11 +82,11 @@ func testRemoteWriteOOB(t *testing.T, e *env) {
 	mt, err := segment.Import(e.a, mid.Descriptor(), 0)
 	require.NoError(t, err)
 	s2 := e.sender(jetty.JFSConfig{})
-	expectStatus(t, e, s2, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 4,
-		Local: []jetty.SGE{l.SGE(0, 64)}, Remote: mt.SGE(32, 64)}, urma.CRRemAccessAbortErr)
+	expectStatus(t, e, s2, jetty.WR{Opcode: urma.OpWrite, To: r.remote, UserCtx: 4,
+		Local: []segment.SGE{l.SGE(0, 64)}, Remote: mt.SGE(32, 64)}, urma.CRRemAccessAbortErr)
 	s3 := e.sender(jetty.JFSConfig{})
-	expectStatus(t, e, s3, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 5,
-		Local: []jetty.SGE{l.SGE(0, 16)}, Remote: jetty.SGE{Seg: mt, Addr: mt.Desc().VA - 8, Len: 16}}, urma.CRRemAccessAbortErr)
+	expectStatus(t, e, s3, jetty.WR{Opcode: urma.OpWrite, To: r.remote, UserCtx: 5,
+		Local: []segment.SGE{l.SGE(0, 16)}, Remote: shifted(mt.SGE(0, 16), -8)}, urma.CRRemAccessAbortErr)
 	require.Equal(t, make([]byte, 192), buf, "no byte inside or around the segment may be touched")
 }
 
@@ -96,8 +96,8 @@ func testRemoteReadOOB(t *testing.T, e *env) {
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	src, tg := e.remoteSeg(64, segment.Read)
 	fill(src.Bytes(), 1)
-	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpRead, Target: r.remote, UserCtx: 4,
-		Local: []jetty.SGE{l.SGE(0, 16)}, Remote: jetty.SGE{Seg: tg, Addr: tg.Desc().VA - 8, Len: 16}},
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpRead, To: r.remote, UserCtx: 4,
+		Local: []segment.SGE{l.SGE(0, 16)}, Remote: shifted(tg.SGE(0, 16), -8)},
 		urma.CRRemAccessAbortErr)
 	require.Equal(t, make([]byte, 64), l.Bytes())
 }
@@ -114,16 +114,16 @@ func testRemoteNoRight(t *testing.T, e *env) {
 		wr   jetty.WR
 		mem  *segment.Segment
 	}{
-		{"write to read-only", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: ro.SGE(0, 8)}, roMem},
-		{"atomic without ATOMIC", jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: rw.SGE(0, 8)}, rwMem},
-		{"read of LOCAL_ONLY", jetty.WR{Opcode: urma.OpRead, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: private.SGE(0, 8)}, nil},
+		{"write to read-only", jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{l.SGE(0, 8)}, Remote: ro.SGE(0, 8)}, roMem},
+		{"atomic without ATOMIC", jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []segment.SGE{l.SGE(0, 8)}, Remote: rw.SGE(0, 8)}, rwMem},
+		{"read of LOCAL_ONLY", jetty.WR{Opcode: urma.OpRead, Local: []segment.SGE{l.SGE(0, 8)}, Remote: private.SGE(0, 8)}, nil},
 	}
 	for _, c := range cases {
 		if c.wr.Opcode.IsAtomic() && !e.attr.AtomicOps.Has(c.wr.Opcode) {
 			continue // refused at post; testBadAtomic covers it
 		}
 		s := e.sender(jetty.JFSConfig{}) // a failure puts the queue in ERROR
-		c.wr.Target, c.wr.UserCtx = r.remote, 9
+		c.wr.To, c.wr.UserCtx = r.remote, 9
 		expectStatus(t, e, s, c.wr, urma.CRRemAccessAbortErr)
 		if c.mem != nil {
 			require.Equal(t, make([]byte, 64), c.mem.Bytes(), c.name)
@@ -136,8 +136,8 @@ func testLocalOOB(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	dst, tg := e.remoteSeg(256, rwa)
-	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, UserCtx: 1,
-		Local: []jetty.SGE{l.SGE(32, 64)}, Remote: tg.SGE(0, 64)}, urma.CRLocAccessErr)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, To: r.remote, UserCtx: 1,
+		Local: []segment.SGE{l.SGE(32, 64)}, Remote: tg.SGE(0, 64)}, urma.CRLocAccessErr)
 	require.Equal(t, make([]byte, 256), dst.Bytes())
 }
 
@@ -146,7 +146,7 @@ func testFailureEvent(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	_, tg := e.remoteSeg(64, segment.Read)
-	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)},
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)},
 		Remote: tg.SGE(0, 8)}, urma.CRRemAccessAbortErr)
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -168,12 +168,12 @@ func testBadAtomic(t *testing.T, e *env) {
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	_, tg := e.remoteSeg(64, rwa)
 	bad := []jetty.WR{
-		{Opcode: urma.OpFAdd, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(4, 8)},
-		{Opcode: urma.OpCAS, Local: []jetty.SGE{l.SGE(0, 4)}, Remote: tg.SGE(0, 8)},
-		{Opcode: urma.OpSwap, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)},
+		{Opcode: urma.OpFAdd, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(4, 8)},
+		{Opcode: urma.OpCAS, Local: []segment.SGE{l.SGE(0, 4)}, Remote: tg.SGE(0, 8)},
+		{Opcode: urma.OpSwap, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)},
 	}
 	for _, wr := range bad {
-		wr.Target = r.remote
+		wr.To = r.remote
 		err := s.jfs.Post([]jetty.WR{wr})
 		if e.attr.AtomicOps.Has(wr.Opcode) {
 			require.ErrorIs(t, err, urma.ErrInvalid, "%v", wr.Opcode)
@@ -340,10 +340,10 @@ func testFlush(t *testing.T, e *env) {
 	// The first send waits in RNR (7 retries forever); the rest queue
 	// behind it, one of them unsignaled.
 	wrs := []jetty.WR{
-		{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, UserCtx: 1},
-		{Opcode: urma.OpSendImm, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Imm: 5, UserCtx: 2},
-		{Opcode: urma.OpSend, Target: r.remote, Local: []jetty.SGE{l.SGE(8, 8)}, UserCtx: 3},
-		{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8), UserCtx: 4},
+		{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, UserCtx: 1},
+		{Opcode: urma.OpSendImm, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Imm: 5, UserCtx: 2},
+		{Opcode: urma.OpSend, To: r.remote, Local: []segment.SGE{l.SGE(8, 8)}, UserCtx: 3},
+		{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8), UserCtx: 4},
 	}
 	require.NoError(t, s.jfs.Post(wrs))
 	time.Sleep(20 * time.Millisecond)
@@ -388,8 +388,8 @@ func testFlushRacing(t *testing.T, e *env) {
 	_, tg := e.remoteSeg(size, rwa)
 	wrs := make([]jetty.WR, n)
 	for i := range wrs {
-		wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-			Local: []jetty.SGE{l.SGE(0, size)}, Remote: tg.SGE(0, size), UserCtx: uint64(i)}
+		wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote,
+			Local: []segment.SGE{l.SGE(0, size)}, Remote: tg.SGE(0, size), UserCtx: uint64(i)}
 	}
 	wrs[5].Flags = 0
 	_, err := s.jfs.Flush(make([]jetty.CR, 1))
@@ -448,7 +448,7 @@ func testUnregisteredTarget(t *testing.T, e *env) {
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	mem, tg := e.remoteSeg(64, rwa)
 	require.NoError(t, mem.Unregister())
-	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)},
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)},
 		Remote: tg.SGE(0, 8)}, urma.CRRemAccessAbortErr)
 	_, err := segment.Import(e.a, mem.Descriptor(), 0)
 	require.ErrorIs(t, err, urma.ErrNotFound, "import of a gone segment")
@@ -465,20 +465,20 @@ func testMissingTarget(t *testing.T, e *env) {
 // posting order, and none is left for a message after RESET and READY.
 // A receive queue moves ERROR -> RESET -> READY, as a send queue does.
 func testJFRErrorFlushes(t *testing.T, e *env) {
-	jfrErrorFlushes(t, e, jetty.RM)
+	jfrErrorFlushes(t, e, urma.RM)
 	if e.attr.SupportsMode(urma.UM) {
-		jfrErrorFlushes(t, e, jetty.UM)
+		jfrErrorFlushes(t, e, urma.UM)
 	}
 }
 
-func jfrErrorFlushes(t *testing.T, e *env, mode jetty.Mode) {
+func jfrErrorFlushes(t *testing.T, e *env, mode urma.TransportMode) {
 	r := e.receiver(jetty.JFRConfig{Mode: mode})
 	old := e.seg(e.b, 192, segment.LocalOnly)
 	for i := range 3 {
 		require.NoError(t, r.jfr.Recv(old.SGE(uint64(64*i), 64), uint64(10+i)))
 	}
-	require.ErrorIs(t, r.jfr.Modify(jetty.JFRStateReset), urma.ErrBadState, "READY to RESET skips ERROR")
-	require.NoError(t, r.jfr.Modify(jetty.JFRStateError))
+	require.ErrorIs(t, r.jfr.Modify(urma.JFRStateReset), urma.ErrBadState, "READY to RESET skips ERROR")
+	require.NoError(t, r.jfr.Modify(urma.JFRStateError))
 	crs := e.poll(r.jfc, 3)
 	for i, cr := range crs {
 		require.Equal(t, urma.CRWRFlushErr, cr.Status, "%v", cr)
@@ -487,12 +487,12 @@ func jfrErrorFlushes(t *testing.T, e *env, mode jetty.Mode) {
 	}
 	a, err := r.jfr.Query()
 	require.NoError(t, err)
-	require.Equal(t, jetty.JFRStateError, a.State)
+	require.Equal(t, urma.JFRStateError, a.State)
 	require.Zero(t, a.Outstanding, "nothing left posted")
 	require.ErrorIs(t, r.jfr.Recv(old.SGE(0, 64), 1), urma.ErrBadState)
-	require.ErrorIs(t, r.jfr.Modify(jetty.JFRStateReady), urma.ErrBadState, "ERROR to READY skips RESET")
-	require.NoError(t, r.jfr.Modify(jetty.JFRStateReset))
-	require.NoError(t, r.jfr.Modify(jetty.JFRStateReady))
+	require.ErrorIs(t, r.jfr.Modify(urma.JFRStateReady), urma.ErrBadState, "ERROR to READY skips RESET")
+	require.NoError(t, r.jfr.Modify(urma.JFRStateReset))
+	require.NoError(t, r.jfr.Modify(urma.JFRStateReady))
 
 	// A new import reaches it again (on verbs, ERROR ended the senders'
 	// connections); the message lands in the receive posted after READY.

@@ -101,7 +101,7 @@ func testQuery(t *testing.T, e *env) {
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
 	require.Equal(t, urma.StateReady, a.State)
-	require.Equal(t, jetty.RM, a.Mode)
+	require.Equal(t, urma.RM, a.Mode)
 	require.Equal(t, 16, a.Depth)
 	require.Equal(t, e.a.EID(), a.ID.EID)
 	require.Equal(t, e.a.UASID(), a.ID.UASID)
@@ -109,5 +109,5 @@ func testQuery(t *testing.T, e *env) {
 	ra, err := r.jfr.Query()
 	require.NoError(t, err)
 	require.Equal(t, r.jfr.Descriptor().ID, ra.ID)
-	require.Equal(t, jetty.JFRStateReady, ra.State)
+	require.Equal(t, urma.JFRStateReady, ra.State)
 }

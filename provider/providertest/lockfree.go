@@ -225,8 +225,8 @@ func testLockFreeJFS(t *testing.T, e *env) {
 	deadline := time.Now().Add(e.timeout)
 	for i := 0; i < n; {
 		binary.LittleEndian.PutUint64(src.Bytes()[8*i:], uint64(i))
-		wr := []jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, UserCtx: uint64(i),
-			Local: []jetty.SGE{src.SGE(uint64(8*i), 8)}}}
+		wr := []jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, UserCtx: uint64(i),
+			Local: []segment.SGE{src.SGE(uint64(8*i), 8)}}}
 		switch err := s.jfs.Post(wr); {
 		case err == nil:
 			i++

@@ -36,8 +36,8 @@ type piece struct {
 	off, len int
 }
 
-func sges(ps []piece) []jetty.SGE {
-	out := make([]jetty.SGE, len(ps))
+func sges(ps []piece) []segment.SGE {
+	out := make([]segment.SGE, len(ps))
 	for i, p := range ps {
 		out[i] = p.seg.SGE(uint64(p.off), uint32(p.len))
 	}
@@ -104,7 +104,7 @@ func testOneSidedMixedMemory(t *testing.T, e *env) {
 			fill(local.reg.Bytes(), byte(50+i))
 			clear(dst.Bytes())
 			n := uint32(ps[0].len + ps[1].len)
-			require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
+			require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote,
 				UserCtx: 2, Local: sges(ps), Remote: tg.SGE(8, n)}}))
 			checkSendCR(t, e.poll(s.jfc, 1)[0], urma.OpWrite, 2, n, sa, r.jfr.Descriptor().ID)
 			want := gathered(ps, int(n))
@@ -114,7 +114,7 @@ func testOneSidedMixedMemory(t *testing.T, e *env) {
 
 			clear(local.alloc.Bytes())
 			clear(local.reg.Bytes())
-			require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote,
+			require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote,
 				UserCtx: 3, Local: sges(ps), Remote: tg.SGE(8, n)}}))
 			checkSendCR(t, e.poll(s.jfc, 1)[0], urma.OpRead, 3, n, sa, r.jfr.Descriptor().ID)
 			require.Equal(t, want, gathered(ps, int(n)), "READ into list %d", i)

@@ -23,13 +23,13 @@ var modeTests = []test{
 }
 
 func testRMFanOut(t *testing.T, e *env) {
-	s := e.sender(jetty.JFSConfig{Mode: jetty.RM})
+	s := e.sender(jetty.JFSConfig{Mode: urma.RM})
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	fill(src.Bytes(), 1)
 	var rs []recvSide
 	var bufs []*segment.Segment
 	for i := 0; i < 3; i++ {
-		r := e.receiver(jetty.JFRConfig{Mode: jetty.RM})
+		r := e.receiver(jetty.JFRConfig{Mode: urma.RM})
 		b := e.seg(e.b, 64, segment.LocalOnly)
 		require.NoError(t, r.jfr.Recv(b.SGE(0, 64), uint64(i)))
 		require.NoError(t, s.jfs.Advise(r.remote))
@@ -61,9 +61,9 @@ func rcPair(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC, r
 func rcJetties(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC, ra, rb *jetty.Remote) {
 	jfcA, jfcB = e.jfc(e.a, 0), e.jfc(e.b, 0)
 	var err error
-	ja, err = jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcA}})
+	ja, err = jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RC, JFC: jfcA}})
 	require.NoError(t, err)
-	jb, err = jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: jfcB}})
+	jb, err = jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RC, JFC: jfcB}})
 	require.NoError(t, err)
 	rb, err = jetty.ImportJetty(e.a, jb.Descriptor(), 0)
 	require.NoError(t, err)
@@ -73,8 +73,8 @@ func rcJetties(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC
 }
 
 func testRCBind(t *testing.T, e *env) {
-	if !e.attr.SupportsMode(jetty.RC) {
-		_, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: e.jfc(e.a, 0)}})
+	if !e.attr.SupportsMode(urma.RC) {
+		_, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RC, JFC: e.jfc(e.a, 0)}})
 		require.ErrorIs(t, err, urma.ErrNotSupported)
 		return
 	}
@@ -113,7 +113,7 @@ func testRCBind(t *testing.T, e *env) {
 // sends both ways: the two ends must settle on one connection, and every
 // request posted right after Bind must complete, on both ends, once.
 func testRCBindBothEnds(t *testing.T, e *env) {
-	if !e.attr.SupportsMode(jetty.RC) {
+	if !e.attr.SupportsMode(urma.RC) {
 		t.Skip("device has no RC mode; testRCBind checks the refusal")
 	}
 	const rounds, msgs = 8, 4
@@ -159,29 +159,29 @@ func testRCBindBothEnds(t *testing.T, e *env) {
 }
 
 func testRCRules(t *testing.T, e *env) {
-	if !e.attr.SupportsMode(jetty.RC) {
+	if !e.attr.SupportsMode(urma.RC) {
 		t.Skip("device has no RC mode; testRCBind checks the refusal")
 	}
 	ja, _, _, _, _, rb := rcPair(t, e)
 	require.ErrorIs(t, ja.Bind(rb), urma.ErrExist)
 	// A second remote jetty that is not the bound one.
-	other, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RC, JFC: e.jfc(e.b, 0)}})
+	other, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RC, JFC: e.jfc(e.b, 0)}})
 	require.NoError(t, err)
 	ro, err := jetty.ImportJetty(e.a, other.Descriptor(), 0)
 	require.NoError(t, err)
 	la := e.seg(e.a, 64, segment.LocalOnly)
 	require.ErrorIs(t, ja.Send(ro, la.SGE(0, 4), 0, 1), urma.ErrInvalid)
 	// RC is for Jetties only.
-	_, err = jetty.NewJFS(e.a, jetty.JFSConfig{Mode: jetty.RC, JFC: e.jfc(e.a, 0)})
+	_, err = jetty.NewJFS(e.a, jetty.JFSConfig{Mode: urma.RC, JFC: e.jfc(e.a, 0)})
 	require.ErrorIs(t, err, urma.ErrInvalid)
 	// Bind needs an RC jetty on both ends.
-	rm, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RM, JFC: e.jfc(e.a, 0)}})
+	rm, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RM, JFC: e.jfc(e.a, 0)}})
 	require.NoError(t, err)
 	require.ErrorIs(t, rm.Bind(ro), urma.ErrInvalid)
-	r := e.receiver(jetty.JFRConfig{Mode: jetty.RC})
+	r := e.receiver(jetty.JFRConfig{Mode: urma.RC})
 	require.NoError(t, ja.Unbind())
 	require.ErrorIs(t, ja.Bind(r.remote), urma.ErrInvalid, "bind to a JFR")
-	rmB, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: jetty.RM, JFC: e.jfc(e.b, 0)}})
+	rmB, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RM, JFC: e.jfc(e.b, 0)}})
 	require.NoError(t, err)
 	rmRemote, err := jetty.ImportJetty(e.a, rmB.Descriptor(), 0)
 	require.NoError(t, err)
@@ -190,18 +190,18 @@ func testRCRules(t *testing.T, e *env) {
 }
 
 func testUM(t *testing.T, e *env) {
-	if !e.attr.SupportsMode(jetty.UM) {
-		_, err := jetty.NewJFS(e.a, jetty.JFSConfig{Mode: jetty.UM, JFC: e.jfc(e.a, 0)})
+	if !e.attr.SupportsMode(urma.UM) {
+		_, err := jetty.NewJFS(e.a, jetty.JFSConfig{Mode: urma.UM, JFC: e.jfc(e.a, 0)})
 		require.ErrorIs(t, err, urma.ErrNotSupported)
 		return
 	}
-	s := e.sender(jetty.JFSConfig{Mode: jetty.UM})
-	r := e.receiver(jetty.JFRConfig{Mode: jetty.UM})
+	s := e.sender(jetty.JFSConfig{Mode: urma.UM})
+	r := e.receiver(jetty.JFRConfig{Mode: urma.UM})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	_, tg := e.remoteSeg(64, rwa)
 	for _, op := range []urma.Opcode{urma.OpWrite, urma.OpWriteImm, urma.OpRead, urma.OpCAS, urma.OpFAdd} {
-		err := s.jfs.Post([]jetty.WR{{Opcode: op, Flags: jetty.Signaled, Target: r.remote,
-			Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}})
+		err := s.jfs.Post([]jetty.WR{{Opcode: op, Flags: jetty.Signaled, To: r.remote,
+			Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}})
 		require.ErrorIs(t, err, urma.ErrNotSupported, "%v on UM", op)
 	}
 	rb := e.seg(e.b, 64, segment.LocalOnly)
@@ -218,14 +218,14 @@ func testUM(t *testing.T, e *env) {
 // testUMSize sends the largest datagram the device allows and checks that
 // one byte more is refused at Post.
 func testUMSize(t *testing.T, e *env) {
-	if !e.attr.SupportsMode(jetty.UM) {
+	if !e.attr.SupportsMode(urma.UM) {
 		t.Skip("device has no UM")
 	}
 	max := e.attr.MaxUMMsgSize
 	require.NotZero(t, max, "a device with UM declares MaxUMMsgSize")
 	size := min(max, 64<<10)
-	s := e.sender(jetty.JFSConfig{Mode: jetty.UM})
-	r := e.receiver(jetty.JFRConfig{Mode: jetty.UM})
+	s := e.sender(jetty.JFSConfig{Mode: urma.UM})
+	r := e.receiver(jetty.JFRConfig{Mode: urma.UM})
 	l := e.seg(e.a, size+1, segment.LocalOnly)
 	fill(l.Bytes(), 3)
 	rb := e.seg(e.b, size+1, segment.LocalOnly)
@@ -243,11 +243,11 @@ func testUMSize(t *testing.T, e *env) {
 }
 
 func testModeMismatch(t *testing.T, e *env) {
-	if !e.attr.SupportsMode(jetty.UM) {
+	if !e.attr.SupportsMode(urma.UM) {
 		t.Skip("device has only one message mode")
 	}
-	s := e.sender(jetty.JFSConfig{Mode: jetty.RM})
-	r := e.receiver(jetty.JFRConfig{Mode: jetty.UM})
+	s := e.sender(jetty.JFSConfig{Mode: urma.RM})
+	r := e.receiver(jetty.JFRConfig{Mode: urma.UM})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	require.ErrorIs(t, s.jfs.Send(r.remote, l.SGE(0, 8), 0, 1), urma.ErrInvalid)
 	e.none(s.jfc)

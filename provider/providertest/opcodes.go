@@ -223,8 +223,8 @@ func atomicCase(op urma.Opcode, initial, operand, want uint64) func(*testing.T, 
 // refusesAtomic checks that a device without op refuses it at post time.
 func refusesAtomic(t *testing.T, e *env, op urma.Opcode) {
 	s, r, res, _, tg := atomicSetup(e, 0)
-	err := s.jfs.Post([]jetty.WR{{Opcode: op, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{res.SGE(0, 8)}, Remote: tg.SGE(8, 8)}})
+	err := s.jfs.Post([]jetty.WR{{Opcode: op, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{res.SGE(0, 8)}, Remote: tg.SGE(8, 8)}})
 	require.ErrorIs(t, err, urma.ErrNotSupported)
 }
 

@@ -47,8 +47,8 @@ func testPostAfterChain(t *testing.T, e *env) {
 	fill(src.Bytes(), 5)
 	var reads [2]*jetty.Prepared
 	for k := range reads {
-		reads[k] = e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote,
-			Local: []jetty.SGE{dst.SGE(uint64(64*k), 64)}, Remote: tg.SGE(uint64(64*k), 64)})
+		reads[k] = e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote,
+			Local: []segment.SGE{dst.SGE(uint64(64*k), 64)}, Remote: tg.SGE(uint64(64*k), 64)})
 	}
 	require.NoError(t, reads[0].Post())
 	crs := make([]jetty.CR, 4)
@@ -119,10 +119,10 @@ func (e *env) replyRig() replyRig {
 	backJFS, err := jetty.NewJFS(e.b, jetty.JFSConfig{JFC: g.backJFC})
 	require.NoError(e.t, err)
 	g.src, g.rb, g.ab = e.seg(e.a, 64, segment.LocalOnly), e.seg(e.b, 64, segment.LocalOnly), e.seg(e.a, 64, segment.LocalOnly)
-	g.ping = e.prepare(g.s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: g.r.remote,
-		Local: []jetty.SGE{g.src.SGE(0, 4)}})
-	g.pong, err = backJFS.Prepare(jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: backRemote,
-		Local: []jetty.SGE{g.rb.SGE(32, 4)}, UserCtx: 70})
+	g.ping = e.prepare(g.s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, To: g.r.remote,
+		Local: []segment.SGE{g.src.SGE(0, 4)}})
+	g.pong, err = backJFS.Prepare(jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, To: backRemote,
+		Local: []segment.SGE{g.rb.SGE(32, 4)}, UserCtx: 70})
 	require.NoError(e.t, err)
 	return g
 }
@@ -166,10 +166,10 @@ func testPostAfterRefused(t *testing.T, e *env) {
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	_, gone := e.remoteSeg(64, rwa)
 	_, kept := e.remoteSeg(64, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: gone.SGE(0, 8)})
-	first := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: 3,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: kept.SGE(0, 8)})
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{src.SGE(0, 8)}, Remote: gone.SGE(0, 8)})
+	first := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, UserCtx: 3,
+		Local: []segment.SGE{src.SGE(0, 8)}, Remote: kept.SGE(0, 8)})
 	require.NoError(t, gone.Close())
 	require.NoError(t, first.Post())
 	crs := make([]jetty.CR, 4)
@@ -192,8 +192,8 @@ func testPostAfterFailure(t *testing.T, e *env) {
 	w := e.writeRig(jetty.JFSConfig{})
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	_, ok := e.remoteSeg(64, rwa)
-	next := e.prepare(w.s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: w.r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}, Remote: ok.SGE(0, 8)})
+	next := e.prepare(w.s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: w.r.remote,
+		Local: []segment.SGE{src.SGE(0, 8)}, Remote: ok.SGE(0, 8)})
 	require.NoError(t, w.dst.Close())
 	require.NoError(t, w.p.Post())
 	crs := make([]jetty.CR, 4)

@@ -47,10 +47,10 @@ func (e *env) flagRig() flagRig {
 	flagSeg, flagTg := e.remoteSeg(64, rwa)
 	return flagRig{
 		s: s,
-		answer: e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: 1,
-			Local: []jetty.SGE{src.SGE(0, 8)}, Remote: dstTg.SGE(0, 8)}),
-		setFlag: e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: 2,
-			Local: []jetty.SGE{src.SGE(8, 1)}, Remote: flagTg.SGE(7, 1)}),
+		answer: e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, UserCtx: 1,
+			Local: []segment.SGE{src.SGE(0, 8)}, Remote: dstTg.SGE(0, 8)}),
+		setFlag: e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, UserCtx: 2,
+			Local: []segment.SGE{src.SGE(8, 1)}, Remote: flagTg.SGE(7, 1)}),
 		flag:  &flagSeg.Bytes()[7],
 		dst:   dst,
 		dstTg: dstTg,

@@ -50,8 +50,8 @@ func (e *env) writeRig(cfg jetty.JFSConfig) writeRig {
 	w := writeRig{s: e.sender(cfg), r: e.receiver(jetty.JFRConfig{}), src: e.seg(e.a, 64, segment.LocalOnly)}
 	var tg *segment.Target
 	w.dst, tg = e.remoteSeg(64, rwa)
-	w.p = e.prepare(w.s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: w.r.remote,
-		Local: []jetty.SGE{w.src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
+	w.p = e.prepare(w.s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: w.r.remote,
+		Local: []segment.SGE{w.src.SGE(0, 8)}, Remote: tg.SGE(0, 8)})
 	return w
 }
 
@@ -60,8 +60,8 @@ func testPreparedWrite(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	src := e.seg(e.a, 4096, segment.LocalOnly)
 	dst, tg := e.remoteSeg(4096, rwa)
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(16, 200)}, Remote: tg.SGE(300, 200)})
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{src.SGE(16, 200)}, Remote: tg.SGE(300, 200)})
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
 	for i := range 3 {
@@ -83,8 +83,8 @@ func testPreparedRead(t *testing.T, e *env) {
 	src, tg := e.remoteSeg(4096, rwa)
 	// 8 bytes, a counter or a flag, may take a way of its own.
 	for _, n := range []uint32{100, 8} {
-		p := e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, UserCtx: 9,
-			Local: []jetty.SGE{dst.SGE(64, n)}, Remote: tg.SGE(1000, n)})
+		p := e.prepare(s, jetty.WR{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote, UserCtx: 9,
+			Local: []segment.SGE{dst.SGE(64, n)}, Remote: tg.SGE(1000, n)})
 		for i := range 3 {
 			b := src.Bytes()
 			fill(b, byte(3*i+int(n)))
@@ -105,10 +105,10 @@ func testPreparedAtomics(t *testing.T, e *env) {
 	if !e.attr.AtomicOps.Has(urma.OpFAdd) || !e.attr.AtomicOps.Has(urma.OpCAS) {
 		t.Skip("the device lacks FADD or CAS: testBadAtomic checks that Post refuses them")
 	}
-	fadd := e.prepare(s, jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{res.SGE(0, 8)}, Remote: tg.SGE(8, 8)})
-	cas := e.prepare(s, jetty.WR{Opcode: urma.OpCAS, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{res.SGE(8, 8)}, Remote: tg.SGE(8, 8)})
+	fadd := e.prepare(s, jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{res.SGE(0, 8)}, Remote: tg.SGE(8, 8)})
+	cas := e.prepare(s, jetty.WR{Opcode: urma.OpCAS, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{res.SGE(8, 8)}, Remote: tg.SGE(8, 8)})
 	want := uint64(0)
 	for i := uint64(1); i <= 3; i++ {
 		fadd.SetAtomic(0, i)
@@ -141,8 +141,8 @@ func testPreparedSendImm(t *testing.T, e *env) {
 	if !e.attr.ImmData {
 		op = urma.OpSend
 	}
-	p := e.prepare(s, jetty.WR{Opcode: op, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 8)}})
+	p := e.prepare(s, jetty.WR{Opcode: op, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{src.SGE(0, 8)}})
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
 	for i := range 3 {
@@ -169,8 +169,8 @@ func testPreparedSendShapes(t *testing.T, e *env) {
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	rb := e.seg(e.b, 256, segment.LocalOnly)
 	copy(src.Bytes(), "sixteen bytes!!!")
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote,
-		Local: []jetty.SGE{src.SGE(0, 16)}})
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{src.SGE(0, 16)}})
 	a, err := s.jfs.Query()
 	require.NoError(t, err)
 	id := r.jfr.Descriptor().ID.ID
@@ -183,7 +183,7 @@ func testPreparedSendShapes(t *testing.T, e *env) {
 
 	if e.attr.MaxJFRSGE >= 2 {
 		require.NoError(t, r.jfr.PostRecv([]jetty.RecvWR{{UserCtx: 2,
-			Local: []jetty.SGE{rb.SGE(100, 4), rb.SGE(200, 12)}}}))
+			Local: []segment.SGE{rb.SGE(100, 4), rb.SGE(200, 12)}}}))
 		require.NoError(t, p.Post())
 		e.pollOK(s.jfc)
 		checkRecvCR(t, e.pollOK(r.jfc), urma.OpSend, 2, 16, id, a.ID, nil, false)
@@ -208,8 +208,8 @@ func testPreparedCopies(t *testing.T, e *env) {
 	src := e.seg(e.a, 256, segment.LocalOnly)
 	dst, tg := e.remoteSeg(256, rwa)
 	fill(src.Bytes(), 1)
-	sges := []jetty.SGE{src.SGE(0, 16)}
-	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: sges, Remote: tg.SGE(0, 16)})
+	sges := []segment.SGE{src.SGE(0, 16)}
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, Local: sges, Remote: tg.SGE(0, 16)})
 	sges[0] = src.SGE(100, 16) // the caller's slice changes; the prepared request does not
 	require.NoError(t, p.Post())
 	e.pollOK(s.jfc)
@@ -219,7 +219,7 @@ func testPreparedCopies(t *testing.T, e *env) {
 	}
 	s = e.sender(jetty.JFSConfig{MaxInline: 8})
 	in := []byte("inline!!")
-	pi := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, Target: r.remote,
+	pi := e.prepare(s, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, To: r.remote,
 		Inline: in, Remote: tg.SGE(64, 8)})
 	require.NoError(t, pi.Post())
 	e.pollOK(s.jfc)
@@ -255,11 +255,11 @@ func testPreparedRefused(t *testing.T, e *env) {
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	_, tg := e.remoteSeg(64, rwa)
 	for _, wr := range []jetty.WR{
-		{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{{Addr: src.VA(), Len: 8}}, Remote: tg.SGE(0, 8)}, // no segment
-		{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{src.SGE(0, 8)}},                                   // no remote range
-		{Opcode: urma.Opcode(200), Target: r.remote, Local: []jetty.SGE{src.SGE(0, 8)}},                              // no such opcode
-		{Opcode: urma.OpSend, Target: r.remote, Local: make([]jetty.SGE, e.attr.MaxJFSSGE+1)},                        // too many SGEs
-		{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{src.SGE(0, 4)}, Remote: tg.SGE(0, 8)},             // short result
+		{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{{Addr: src.VA(), Len: 8}}, Remote: tg.SGE(0, 8)}, // no segment
+		{Opcode: urma.OpRead, To: r.remote, Local: []segment.SGE{src.SGE(0, 8)}},                                   // no remote range
+		{Opcode: urma.Opcode(200), To: r.remote, Local: []segment.SGE{src.SGE(0, 8)}},                              // no such opcode
+		{Opcode: urma.OpSend, To: r.remote, Local: make([]segment.SGE, e.attr.MaxJFSSGE+1)},                        // too many SGEs
+		{Opcode: urma.OpFAdd, To: r.remote, Local: []segment.SGE{src.SGE(0, 4)}, Remote: tg.SGE(0, 8)},             // short result
 	} {
 		p, errP := s.jfs.Prepare(wr)
 		if errP == nil {
@@ -293,7 +293,7 @@ func testPreparedTooManySGEs(t *testing.T, e *env) {
 	src := e.seg(e.a, 4096, segment.LocalOnly)
 	fill(src.Bytes(), 1)
 	dst, tg := e.remoteSeg(4096, rwa)
-	list := make([]jetty.SGE, max+1)
+	list := make([]segment.SGE, max+1)
 	for i := range list {
 		list[i] = src.SGE(uint64(8*i), 8)
 	}
@@ -303,9 +303,9 @@ func testPreparedTooManySGEs(t *testing.T, e *env) {
 		Post([]jetty.WR) error
 	}{jfs, jt} {
 		for _, wr := range []jetty.WR{
-			{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: list, Remote: tg.SGE(0, n)},
-			{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, Local: list, Remote: tg.SGE(0, n)},
-			{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: list},
+			{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, Local: list, Remote: tg.SGE(0, n)},
+			{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote, Local: list, Remote: tg.SGE(0, n)},
+			{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, Local: list},
 		} {
 			p, errP := q.Prepare(wr)
 			if errP == nil {
@@ -362,7 +362,7 @@ func testPreparedQueueClosed(t *testing.T, e *env) {
 
 func testPreparedRNR(t *testing.T, e *env) {
 	rnrRecovered(t, e, func(s sendSide, r recvSide, l *segment.Segment) error {
-		return e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, UserCtx: 6,
-			Local: []jetty.SGE{l.SGE(0, 4)}}).Post()
+		return e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, UserCtx: 6,
+			Local: []segment.SGE{l.SGE(0, 4)}}).Post()
 	})
 }

@@ -48,15 +48,15 @@ func testPreparedRecvReposted(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{Depth: 8})
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	dst := e.seg(e.b, 256, segment.LocalOnly)
-	split := []jetty.SGE{dst.SGE(128, 4), dst.SGE(192, 4)} // one message across two buffers
+	split := []segment.SGE{dst.SGE(128, 4), dst.SGE(192, 4)} // one message across two buffers
 	if e.attr.MaxJFRSGE < 2 {
-		split = []jetty.SGE{dst.SGE(128, 8)} // a device that receives into one buffer
+		split = []segment.SGE{dst.SGE(128, 8)} // a device that receives into one buffer
 	}
 	wrs := []jetty.RecvWR{
-		{UserCtx: 10, Local: []jetty.SGE{dst.SGE(0, 8)}},
-		{UserCtx: 11, Local: []jetty.SGE{dst.SGE(64, 16)}},
+		{UserCtx: 10, Local: []segment.SGE{dst.SGE(0, 8)}},
+		{UserCtx: 11, Local: []segment.SGE{dst.SGE(64, 16)}},
 		{UserCtx: 12, Local: split},
-		{UserCtx: 13, Local: []jetty.SGE{dst.SGE(32, 8)}},
+		{UserCtx: 13, Local: []segment.SGE{dst.SGE(32, 8)}},
 	}
 	p := e.prepareRecv(r, wrs)
 	wrs[0].UserCtx, wrs[0].Local[0] = 99, dst.SGE(240, 8) // the list is a copy
@@ -95,14 +95,14 @@ func testPreparedRecvReposted(t *testing.T, e *env) {
 func testPreparedRecvRefused(t *testing.T, e *env) {
 	dst := e.seg(e.b, 64, segment.LocalOnly)
 	for _, bad := range []jetty.RecvWR{
-		{Local: []jetty.SGE{{Addr: dst.VA(), Len: 8}}},                // no segment
-		{Local: []jetty.SGE{dst.SGE(60, 8)}},                          // past its end
-		{Local: make([]jetty.SGE, e.attr.MaxJFRSGE+1)},                // too many SGEs
-		{Local: []jetty.SGE{{Seg: dst, Addr: dst.VA() - 8, Len: 16}}}, // before its start
+		{Local: []segment.SGE{{Addr: dst.VA(), Len: 8}}},    // no segment
+		{Local: []segment.SGE{dst.SGE(60, 8)}},              // past its end
+		{Local: make([]segment.SGE, e.attr.MaxJFRSGE+1)},    // too many SGEs
+		{Local: []segment.SGE{shifted(dst.SGE(0, 16), -8)}}, // before its start
 	} {
 		r := e.receiver(jetty.JFRConfig{})
 		twin := e.receiver(jetty.JFRConfig{})
-		wrs := []jetty.RecvWR{{Local: []jetty.SGE{dst.SGE(0, 8)}}, bad}
+		wrs := []jetty.RecvWR{{Local: []segment.SGE{dst.SGE(0, 8)}}, bad}
 		errW := twin.jfr.PostRecv(wrs)
 		require.Error(t, errW, "PostRecv of %v", bad)
 		p, errP := r.jfr.PrepareRecv(wrs)
@@ -128,7 +128,7 @@ func testPreparedRecvRefused(t *testing.T, e *env) {
 func testPreparedRecvBadCount(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	dst := e.seg(e.b, 64, segment.LocalOnly)
-	p := e.prepareRecv(r, []jetty.RecvWR{{Local: []jetty.SGE{dst.SGE(0, 8)}}, {Local: []jetty.SGE{dst.SGE(8, 8)}}})
+	p := e.prepareRecv(r, []jetty.RecvWR{{Local: []segment.SGE{dst.SGE(0, 8)}}, {Local: []segment.SGE{dst.SGE(8, 8)}}})
 	for _, n := range []int{-1, 3, 1 << 30} {
 		require.ErrorIs(t, p.PostFirst(n), urma.ErrInvalid, "PostFirst(%d)", n)
 	}
@@ -144,7 +144,7 @@ func testPreparedRecvQueueFull(t *testing.T, e *env) {
 	dst := e.seg(e.b, 64, segment.LocalOnly)
 	wrs := make([]jetty.RecvWR, 6)
 	for i := range wrs {
-		wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []jetty.SGE{dst.SGE(uint64(8*i), 8)}}
+		wrs[i] = jetty.RecvWR{UserCtx: uint64(i), Local: []segment.SGE{dst.SGE(uint64(8*i), 8)}}
 	}
 	p := e.prepareRecv(r, wrs)
 	errP, errW := p.Post(), twin.jfr.PostRecv(wrs)
@@ -162,10 +162,10 @@ func testPreparedRecvQueueFull(t *testing.T, e *env) {
 func testPreparedRecvQueueClosed(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	dst := e.seg(e.b, 64, segment.LocalOnly)
-	p := e.prepareRecv(r, []jetty.RecvWR{{Local: []jetty.SGE{dst.SGE(0, 8)}}})
+	p := e.prepareRecv(r, []jetty.RecvWR{{Local: []segment.SGE{dst.SGE(0, 8)}}})
 	require.NoError(t, r.jfr.Close())
 	require.ErrorIs(t, p.Post(), urma.ErrClosed)
-	p, err := r.jfr.PrepareRecv([]jetty.RecvWR{{Local: []jetty.SGE{dst.SGE(0, 8)}}})
+	p, err := r.jfr.PrepareRecv([]jetty.RecvWR{{Local: []segment.SGE{dst.SGE(0, 8)}}})
 	if err == nil {
 		err = p.Post() // a provider that does not prepare (see above)
 	}
@@ -176,7 +176,7 @@ func testPreparedRecvSegmentClosed(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	twin := e.receiver(jetty.JFRConfig{})
 	dst := e.seg(e.b, 64, segment.LocalOnly)
-	wrs := []jetty.RecvWR{{Local: []jetty.SGE{dst.SGE(0, 8)}}}
+	wrs := []jetty.RecvWR{{Local: []segment.SGE{dst.SGE(0, 8)}}}
 	p := e.prepareRecv(r, wrs)
 	require.NoError(t, dst.Close())
 	errP, errW := p.Post(), twin.jfr.PostRecv(wrs)

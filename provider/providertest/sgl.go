@@ -35,8 +35,8 @@ func testWriteGather(t *testing.T, e *env) {
 	fill(a.Bytes(), 10)
 	fill(b.Bytes(), 100)
 	dst, tg := e.remoteSeg(128, rwa)
-	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: 1,
-		Local: []jetty.SGE{a.SGE(0, 10), b.SGE(5, 20), a.SGE(30, 4)}, Remote: tg.SGE(0, 34)}})
+	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, UserCtx: 1,
+		Local: []segment.SGE{a.SGE(0, 10), b.SGE(5, 20), a.SGE(30, 4)}, Remote: tg.SGE(0, 34)}})
 	require.NoError(t, err)
 	sa, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -64,14 +64,14 @@ func testReadScatter(t *testing.T, e *env) {
 	src, tg := e.remoteSeg(128, segment.Read)
 	fill(src.Bytes(), 50)
 	if e.attr.MaxReadSGE < 2 {
-		err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote,
-			Local: []jetty.SGE{l.SGE(64, 16), l.SGE(0, 16)}, Remote: tg.SGE(32, 32)}})
+		err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote,
+			Local: []segment.SGE{l.SGE(64, 16), l.SGE(0, 16)}, Remote: tg.SGE(32, 32)}})
 		require.ErrorIs(t, err, urma.ErrInvalid, "device declares %d read SGEs", e.attr.MaxReadSGE)
 		e.none(s.jfc)
 		return
 	}
-	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, UserCtx: 2,
-		Local: []jetty.SGE{l.SGE(64, 16), l.SGE(0, 16)}, Remote: tg.SGE(32, 32)}})
+	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote, UserCtx: 2,
+		Local: []segment.SGE{l.SGE(64, 16), l.SGE(0, 16)}, Remote: tg.SGE(32, 32)}})
 	require.NoError(t, err)
 	sa, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func testRecvScatter(t *testing.T, e *env) {
 	src := e.seg(e.a, 64, segment.LocalOnly)
 	fill(src.Bytes(), 3)
 	rb := e.seg(e.b, 64, segment.LocalOnly)
-	require.NoError(t, r.jfr.PostRecv([]jetty.RecvWR{{UserCtx: 4, Local: []jetty.SGE{rb.SGE(40, 8), rb.SGE(0, 24)}}}))
+	require.NoError(t, r.jfr.PostRecv([]jetty.RecvWR{{UserCtx: 4, Local: []segment.SGE{rb.SGE(40, 8), rb.SGE(0, 24)}}}))
 	require.NoError(t, s.jfs.Send(r.remote, src.SGE(0, 20), 0, 1))
 	sa, err := s.jfs.Query()
 	require.NoError(t, err)
@@ -107,10 +107,10 @@ func testTooManySGEs(t *testing.T, e *env) {
 	s := e.sender(jetty.JFSConfig{MaxSGE: 1})
 	r := e.receiver(jetty.JFRConfig{MaxSGE: 1})
 	l := e.seg(e.a, 64, segment.LocalOnly)
-	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8), l.SGE(8, 8)}}})
+	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, To: r.remote, Local: []segment.SGE{l.SGE(0, 8), l.SGE(8, 8)}}})
 	require.ErrorIs(t, err, urma.ErrInvalid)
 	rl := e.seg(e.b, 64, segment.LocalOnly)
-	err = r.jfr.PostRecv([]jetty.RecvWR{{Local: []jetty.SGE{rl.SGE(0, 8), rl.SGE(8, 8)}}})
+	err = r.jfr.PostRecv([]jetty.RecvWR{{Local: []segment.SGE{rl.SGE(0, 8), rl.SGE(8, 8)}}})
 	require.ErrorIs(t, err, urma.ErrInvalid)
 	_, err = jetty.NewJFS(e.a, jetty.JFSConfig{MaxSGE: e.attr.MaxJFSSGE + 1, JFC: s.jfc})
 	require.ErrorIs(t, err, urma.ErrInvalid)
@@ -121,7 +121,7 @@ func testInline(t *testing.T, e *env) {
 		// The device cannot inline this much: Post must refuse it.
 		s := e.sender(jetty.JFSConfig{MaxInline: e.attr.MaxInline})
 		r := e.receiver(jetty.JFRConfig{})
-		err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, Target: r.remote, Inline: make([]byte, 32)}})
+		err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, To: r.remote, Inline: make([]byte, 32)}})
 		require.ErrorIs(t, err, urma.ErrInvalid, "device declares MaxInline %d", e.attr.MaxInline)
 		return
 	}
@@ -132,8 +132,8 @@ func testInline(t *testing.T, e *env) {
 	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 1))
 	buf := []byte("inline message, not registered")
 	err := s.jfs.Post([]jetty.WR{
-		{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, Target: r.remote, Inline: buf, UserCtx: 1},
-		{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, Target: r.remote, Inline: buf, Remote: tg.SGE(8, uint32(len(buf))), UserCtx: 2},
+		{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, To: r.remote, Inline: buf, UserCtx: 1},
+		{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, To: r.remote, Inline: buf, Remote: tg.SGE(8, uint32(len(buf))), UserCtx: 2},
 	})
 	require.NoError(t, err)
 	want := append([]byte(nil), buf...)
@@ -151,7 +151,7 @@ func testInline(t *testing.T, e *env) {
 func testInlineTooLarge(t *testing.T, e *env) {
 	s := e.sender(jetty.JFSConfig{MaxInline: 16})
 	r := e.receiver(jetty.JFRConfig{})
-	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, Target: r.remote, Inline: make([]byte, 17)}})
+	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, To: r.remote, Inline: make([]byte, 17)}})
 	require.ErrorIs(t, err, urma.ErrInvalid)
 }
 
@@ -178,8 +178,8 @@ func testInlineFromSGEs(t *testing.T, e *env) {
 	}
 
 	require.NoError(t, s.jfs.Write(r.remote, tg.SGE(8, uint32(len(msg))), l.SGE(0, uint32(len(msg))), jetty.Inline, 1))
-	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, Target: r.remote, UserCtx: 2,
-		Local: []jetty.SGE{l.SGE(0, 10), l.SGE(10, uint32(len(msg)-10))}}})
+	err := s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, To: r.remote, UserCtx: 2,
+		Local: []segment.SGE{l.SGE(0, 10), l.SGE(10, uint32(len(msg)-10))}}})
 	require.NoError(t, err)
 	copy(l.Bytes(), "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX") // where RNR exists, the SEND still waits
 
@@ -195,9 +195,9 @@ func testInlineFromSGEs(t *testing.T, e *env) {
 	require.Equal(t, msg, dst.Bytes()[8:8+len(msg)])
 	require.Equal(t, msg, rb.Bytes()[:len(msg)])
 
-	err = s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, Target: r.remote, Inline: msg, Local: []jetty.SGE{l.SGE(0, 8)}}})
+	err = s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, To: r.remote, Inline: msg, Local: []segment.SGE{l.SGE(0, 8)}}})
 	require.ErrorIs(t, err, urma.ErrInvalid, "data in both Inline and Local")
-	err = s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 33)}}})
+	err = s.jfs.Post([]jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Inline, To: r.remote, Local: []segment.SGE{l.SGE(0, 33)}}})
 	require.ErrorIs(t, err, urma.ErrInvalid, "33 bytes from SGEs exceed MaxInline 32")
 }
 
@@ -211,8 +211,8 @@ func testFence(t *testing.T, e *env) {
 	copy(mem.Bytes(), "oldvalue")
 	copy(l.Bytes()[32:], "newvalue")
 	err := s.jfs.Post([]jetty.WR{
-		{Opcode: urma.OpRead, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8), UserCtx: 1},
-		{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Fence, Target: r.remote, Local: []jetty.SGE{l.SGE(32, 8)}, Remote: tg.SGE(0, 8), UserCtx: 2},
+		{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8), UserCtx: 1},
+		{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Fence, To: r.remote, Local: []segment.SGE{l.SGE(32, 8)}, Remote: tg.SGE(0, 8), UserCtx: 2},
 	})
 	require.NoError(t, err)
 	crs := e.poll(s.jfc, 2)
@@ -228,8 +228,8 @@ func testUnsignaled(t *testing.T, e *env) {
 	dst, tg := e.remoteSeg(64, rwa)
 	copy(l.Bytes(), "abcdefgh")
 	err := s.jfs.Post([]jetty.WR{
-		{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 4)}, Remote: tg.SGE(0, 4), UserCtx: 1},
-		{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, Local: []jetty.SGE{l.SGE(4, 4)}, Remote: tg.SGE(4, 4), UserCtx: 2},
+		{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 4)}, Remote: tg.SGE(0, 4), UserCtx: 1},
+		{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{l.SGE(4, 4)}, Remote: tg.SGE(4, 4), UserCtx: 2},
 	})
 	require.NoError(t, err)
 	cr := e.pollOK(s.jfc)
@@ -246,8 +246,8 @@ func testBatchOrder(t *testing.T, e *env) {
 	dst, tg := e.remoteSeg(1024, rwa)
 	wrs := make([]jetty.WR, 32)
 	for i := range wrs {
-		wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: uint64(i),
-			Local: []jetty.SGE{l.SGE(uint64(i)*8, 8)}, Remote: tg.SGE(uint64(i)*8, 8)}
+		wrs[i] = jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, UserCtx: uint64(i),
+			Local: []segment.SGE{l.SGE(uint64(i)*8, 8)}, Remote: tg.SGE(uint64(i)*8, 8)}
 	}
 	require.NoError(t, s.jfs.Post(wrs))
 	for i, cr := range e.poll(s.jfc, len(wrs)) {

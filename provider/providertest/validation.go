@@ -39,30 +39,30 @@ func testMalformed(t *testing.T, e *env) {
 		name string
 		wr   jetty.WR
 	}{
-		{"READ with no local SGE", jetty.WR{Opcode: urma.OpRead, Target: r.remote, Remote: tg.SGE(0, 8)}},
-		{"inline READ", jetty.WR{Opcode: urma.OpRead, Flags: jetty.Inline, Target: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 8)}},
-		{"inline atomic", jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Inline, Target: r.remote, Inline: make([]byte, 8), Remote: tg.SGE(0, 8), Operand: 1}},
-		{"local SGE of another context", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{foreign.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
-		{"imported target as local memory", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{tg.SGE(0, 8)}, Remote: tg.SGE(8, 8)}},
-		{"local segment as remote memory", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: l.SGE(8, 8)}},
-		{"no target in RM", jetty.WR{Opcode: urma.OpWrite, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
+		{"READ with no local SGE", jetty.WR{Opcode: urma.OpRead, To: r.remote, Remote: tg.SGE(0, 8)}},
+		{"inline READ", jetty.WR{Opcode: urma.OpRead, Flags: jetty.Inline, To: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 8)}},
+		{"inline atomic", jetty.WR{Opcode: urma.OpFAdd, Flags: jetty.Inline, To: r.remote, Inline: make([]byte, 8), Remote: tg.SGE(0, 8), Operand: 1}},
+		{"local SGE of another context", jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{foreign.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
+		{"imported target as local memory", jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{tg.SGE(0, 8)}, Remote: tg.SGE(8, 8)}},
+		{"local segment as remote memory", jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: l.SGE(8, 8)}},
+		{"no target in RM", jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}},
 		// Fields that contradict each other.
-		{"WRITE with Inline bytes but no Inline flag", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 8)}},
-		{"SEND with Inline bytes but no Inline flag", jetty.WR{Opcode: urma.OpSend, Target: r.remote, Inline: []byte("12345678")}},
-		{"WRITE longer than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 20)}, Remote: tg.SGE(0, 10)}},
-		{"WRITE shorter than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)}},
-		{"inline WRITE longer than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Inline, Target: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 4)}},
-		{"READ longer than its remote SGE", jetty.WR{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 20)}, Remote: tg.SGE(0, 10)}},
-		{"READ shorter than its remote SGE", jetty.WR{Opcode: urma.OpRead, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)}},
-		{"FADD on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
-		{"FADD on a remote SGE of 16 bytes", jetty.WR{Opcode: urma.OpFAdd, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16), Operand: 1}},
-		{"CAS on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpCAS, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
+		{"WRITE with Inline bytes but no Inline flag", jetty.WR{Opcode: urma.OpWrite, To: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 8)}},
+		{"SEND with Inline bytes but no Inline flag", jetty.WR{Opcode: urma.OpSend, To: r.remote, Inline: []byte("12345678")}},
+		{"WRITE longer than its remote SGE", jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 20)}, Remote: tg.SGE(0, 10)}},
+		{"WRITE shorter than its remote SGE", jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)}},
+		{"inline WRITE longer than its remote SGE", jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Inline, To: r.remote, Inline: []byte("12345678"), Remote: tg.SGE(0, 4)}},
+		{"READ longer than its remote SGE", jetty.WR{Opcode: urma.OpRead, To: r.remote, Local: []segment.SGE{l.SGE(0, 20)}, Remote: tg.SGE(0, 10)}},
+		{"READ shorter than its remote SGE", jetty.WR{Opcode: urma.OpRead, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16)}},
+		{"FADD on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpFAdd, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
+		{"FADD on a remote SGE of 16 bytes", jetty.WR{Opcode: urma.OpFAdd, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 16), Operand: 1}},
+		{"CAS on a remote SGE of 0 bytes", jetty.WR{Opcode: urma.OpCAS, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 0), Operand: 1}},
 	}
 	for _, f := range []jetty.Flags{jetty.RelaxOrder, jetty.StrongOrder, jetty.CompOrder} {
-		pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: f, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
+		pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: f, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
 		require.ErrorIs(t, pe, urma.ErrNotSupported, "flag %v, which no provider honours", f)
 	}
-	pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: 1 << 7, Target: r.remote, Local: []jetty.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
+	pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: 1 << 7, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
 	require.ErrorIs(t, pe, urma.ErrInvalid, "a flag bit UMDK does not define")
 	for _, c := range cases {
 		pe := postErr(t, s.jfs, one(c.wr))
@@ -93,8 +93,8 @@ func testPartialBatch(t *testing.T, e *env) {
 	dst, tg := e.remoteSeg(64, rwa)
 	copy(l.Bytes(), "abcdefgh")
 	w := func(off uint64, ctx uint64) jetty.WR {
-		return jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, Target: r.remote, UserCtx: ctx,
-			Local: []jetty.SGE{l.SGE(off, 2)}, Remote: tg.SGE(off, 2)}
+		return jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: r.remote, UserCtx: ctx,
+			Local: []segment.SGE{l.SGE(off, 2)}, Remote: tg.SGE(off, 2)}
 	}
 	bad := w(4, 3)
 	bad.Opcode = urma.OpRead
@@ -119,11 +119,11 @@ func testMsgTooLarge(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	per := max/n + 1 // n SGEs of per bytes exceed max
-	sges := make([]jetty.SGE, n)
+	sges := make([]segment.SGE, n)
 	for i := range sges {
 		sges[i] = l.SGE(0, uint32(per))
 	}
-	pe := postErr(t, s.jfs, []jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, Target: r.remote, Local: sges}})
+	pe := postErr(t, s.jfs, []jetty.WR{{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, Local: sges}})
 	require.ErrorIs(t, pe, urma.ErrInvalid)
 	e.none(s.jfc)
 }
@@ -140,7 +140,7 @@ func testCreateLimits(t *testing.T, e *env) {
 	require.ErrorIs(t, err, urma.ErrInvalid, "JFR SGEs above the device's")
 	_, err = jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Depth: e.attr.MaxJFSDepth + 1}})
 	require.ErrorIs(t, err, urma.ErrInvalid, "jetty depth above the device's")
-	for _, m := range []jetty.Mode{jetty.RM, jetty.UM} {
+	for _, m := range []urma.TransportMode{urma.RM, urma.UM} {
 		if !e.attr.SupportsMode(m) {
 			_, err = jetty.NewJFS(e.a, jetty.JFSConfig{JFC: jfc, Mode: m})
 			require.ErrorIs(t, err, urma.ErrNotSupported, "mode %v the device lacks", m)

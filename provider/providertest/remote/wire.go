@@ -42,7 +42,7 @@ func (p *Peer) wireSGE(g provider.SGE) (w sge, err error) {
 	// A wrapper or foreign object can be a typed nil that panics when asked
 	// for its descriptor; that is a bad request, not a crash.
 	defer catch(&err, "segment in a scatter/gather element")
-	m := provider.RawMem(g.Seg)
+	m := g.Seg
 	w = sge{Seg: p.handleOf(m), Addr: g.Addr, Len: g.Len}
 	if w.Seg == foreignHandle {
 		w.Foreign = segDesc(m.Desc())
@@ -52,7 +52,6 @@ func (p *Peer) wireSGE(g provider.SGE) (w sge, err error) {
 
 func (p *Peer) remoteRef(r provider.Remote) (ref remoteRef, err error) {
 	defer catch(&err, "remote")
-	r = provider.RawRemote(r)
 	ref.H = p.handleOf(r)
 	if ref.H == foreignHandle {
 		ref.Foreign = jettyDesc(r.Desc())

@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/urma-go/sdk/cmd/urmactl/internal/cli"
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -26,7 +27,7 @@ func TestSegmentDecode(t *testing.T) {
 	f := newFixture(t)
 	d := f.shared.Descriptor()
 	raw := marshal(t, d)
-	require.Len(t, raw, provider.SegmentDescSize)
+	require.Len(t, raw, segment.DescriptorSize)
 	h := hex.EncodeToString(raw)
 	want := fmt.Sprintf(""+
 		"eid:          %s\n"+
@@ -67,7 +68,7 @@ func TestSegmentDecode(t *testing.T) {
 func TestJettyDecode(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
-		desc provider.JettyDesc
+		desc jetty.Descriptor
 		kind string
 		mode string
 	}{
@@ -75,7 +76,7 @@ func TestJettyDecode(t *testing.T) {
 		{f.jetty.Descriptor(), "JETTY", "RC"},
 	} {
 		raw := marshal(t, tc.desc)
-		require.Len(t, raw, provider.JettyDescSize)
+		require.Len(t, raw, jetty.DescriptorSize)
 		want := fmt.Sprintf(""+
 			"kind:         %s\n"+
 			"id:           %d\n"+
@@ -102,17 +103,17 @@ func TestJettyDecode(t *testing.T) {
 // validSegment is a descriptor built by hand, so the malformed variants
 // below differ from it in exactly one field.
 func validSegment(t *testing.T) []byte {
-	eid, err := provider.ParseEID("10.0.0.1")
+	eid, err := urma.ParseEID("10.0.0.1")
 	require.NoError(t, err)
-	return marshal(t, provider.SegmentDesc{EID: eid, UASID: 7, VA: 0x1000, Len: 64,
-		Access: provider.AccessRead, TokenPolicy: provider.TokenNone, TokenID: 3})
+	return marshal(t, segment.Descriptor{EID: eid, UASID: 7, VA: 0x1000, Len: 64,
+		Access: segment.Read, TokenPolicy: segment.TokenNone, TokenID: 3})
 }
 
 func validJetty(t *testing.T) []byte {
-	eid, err := provider.ParseEID("10.0.0.1")
+	eid, err := urma.ParseEID("10.0.0.1")
 	require.NoError(t, err)
-	return marshal(t, provider.JettyDesc{ID: provider.JettyID{EID: eid, UASID: 7, ID: 9},
-		Kind: provider.KindJFR, Mode: provider.RM})
+	return marshal(t, jetty.Descriptor{ID: urma.JettyID{EID: eid, UASID: 7, ID: 9},
+		Kind: jetty.KindJFR, Mode: urma.RM})
 }
 
 func with(b []byte, i int, v byte) []byte {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -17,7 +16,7 @@ func sampleDevice() DeviceInfo {
 		Name: "dev0", Provider: "fake", Transport: urma.TransportRoCE, GUID: formatGUID(0x0102030405060708),
 		MaxJFC: 1, MaxJFS: 2, MaxJFR: 3, MaxJetty: 4, MaxJFCDepth: 5, MaxJFSDepth: 6, MaxJFRDepth: 7,
 		MaxJFSSGE: 8, MaxJFRSGE: 9, MaxInline: 10, MaxMsgSize: 11,
-		AtomicOps:  atomicList(provider.AtomicOpsOf(urma.OpCAS, urma.OpFAdd)),
+		AtomicOps:  atomicList(urma.AtomicOpsOf(urma.OpCAS, urma.OpFAdd)),
 		AtomicSize: 8, Modes: modeList(urma.RM | urma.UM), MaxEIDs: 2,
 		Ports: []PortInfo{{Port: 1, State: "ACTIVE", MTU: 1024, SpeedMbps: 100000}, {Port: 2, State: "DOWN", MTU: 4096}},
 		EIDs:  []EIDInfo{{Index: 0, EID: "::ffff:10.0.0.1"}, {Index: 1, EID: "fe80::1"}},
@@ -33,7 +32,7 @@ func TestModeAndAtomicLists(t *testing.T) {
 	assert.Equal(t, []string{"RM", "RC", "UM"}, modeList(urma.RM|urma.RC|urma.UM))
 	assert.Equal(t, []string{}, modeList(0))
 	assert.Equal(t, []string{"CAS", "SWAP", "FADD", "FSUB", "FAND", "FOR", "FXOR"},
-		atomicList(provider.AtomicOpsOf(urma.OpCAS, urma.OpSwap, urma.OpFAdd, urma.OpFSub, urma.OpFAnd, urma.OpFOr, urma.OpFXor)))
+		atomicList(urma.AtomicOpsOf(urma.OpCAS, urma.OpSwap, urma.OpFAdd, urma.OpFSub, urma.OpFAnd, urma.OpFOr, urma.OpFXor)))
 	assert.Equal(t, "none", joinOr(nil, ","))
 }
 

@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
 )
 
 // FuzzDecode: `urmactl segment decode` and `jetty decode` take a descriptor
@@ -18,11 +19,11 @@ import (
 // same, what is decoded must be exactly the descriptor UnmarshalBinary
 // reads from those bytes, and no input decodes as both kinds.
 func FuzzDecode(f *testing.F) {
-	eid, _ := provider.ParseEID("::ffff:127.0.0.1")
-	seg, _ := provider.SegmentDesc{EID: eid, UASID: 3, VA: 0x1000, Len: 8192,
-		Access: provider.AccessRead | provider.AccessWrite, TokenPolicy: provider.TokenPlainText, TokenID: 4}.MarshalBinary()
-	jfr, _ := provider.JettyDesc{ID: provider.JettyID{EID: eid, UASID: 3, ID: 5}, Kind: provider.KindJFR,
-		Mode: provider.RM, TokenPolicy: provider.TokenPlainText}.MarshalBinary()
+	eid, _ := urma.ParseEID("::ffff:127.0.0.1")
+	seg, _ := segment.Descriptor{EID: eid, UASID: 3, VA: 0x1000, Len: 8192,
+		Access: segment.Read | segment.Write, TokenPolicy: segment.TokenPlainText, TokenID: 4}.MarshalBinary()
+	jfr, _ := jetty.Descriptor{ID: urma.JettyID{EID: eid, UASID: 3, ID: 5}, Kind: jetty.KindJFR,
+		Mode: urma.RM, TokenPolicy: segment.TokenPlainText}.MarshalBinary()
 	for _, b := range [][]byte{seg, jfr} {
 		h := hex.EncodeToString(b)
 		f.Add(h, []byte(nil))
@@ -46,7 +47,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 
-		for _, size := range []int{provider.SegmentDescSize, provider.JettyDescSize} {
+		for _, size := range []int{segment.DescriptorSize, jetty.DescriptorSize} {
 			raw, err := readDescriptor(arg, bytes.NewReader(stdin), size)
 			switch {
 			case arg != "" && arg != StdinArg:
@@ -64,11 +65,11 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 
-		segRaw, _ := readDescriptor(arg, bytes.NewReader(stdin), provider.SegmentDescSize)
+		segRaw, _ := readDescriptor(arg, bytes.NewReader(stdin), segment.DescriptorSize)
 		var segOut bytes.Buffer
 		segErr := SegmentDecode(&segOut, SegmentDecodeOptions{Input: arg, Stdin: bytes.NewReader(stdin), Output: OutputJSON})
 		if segErr == nil {
-			var d provider.SegmentDesc
+			var d segment.Descriptor
 			require.NoError(t, d.UnmarshalBinary(segRaw))
 			var got SegmentDescInfo
 			require.NoError(t, json.Unmarshal(segOut.Bytes(), &got))
@@ -78,11 +79,11 @@ func FuzzDecode(f *testing.F) {
 			require.Equal(t, segOut.String(), again.String())
 		}
 
-		jettyRaw, _ := readDescriptor(arg, bytes.NewReader(stdin), provider.JettyDescSize)
+		jettyRaw, _ := readDescriptor(arg, bytes.NewReader(stdin), jetty.DescriptorSize)
 		var jettyOut bytes.Buffer
 		jettyErr := JettyDecode(&jettyOut, JettyDecodeOptions{Input: arg, Stdin: bytes.NewReader(stdin), Output: OutputJSON})
 		if jettyErr == nil {
-			var d provider.JettyDesc
+			var d jetty.Descriptor
 			require.NoError(t, d.UnmarshalBinary(jettyRaw))
 			var got JettyDescInfo
 			require.NoError(t, json.Unmarshal(jettyOut.Bytes(), &got))

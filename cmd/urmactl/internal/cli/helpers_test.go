@@ -60,7 +60,7 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	require.NoError(t, f.jfr.Recv(f.shared.SGE(0, 64), 1))
 	require.NoError(t, f.jfr.Recv(f.shared.SGE(64, 64), 2))
-	f.jetty, err = jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: jetty.RC, JFC: jfc},
+	f.jetty, err = jetty.NewJetty(ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: urma.RC, JFC: jfc},
 		Recv: jetty.JFRConfig{Depth: 4}})
 	require.NoError(t, err)
 	return f

@@ -6,8 +6,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
 )
 
 // JettyListOptions configures JettyList. The zero value lists the JFSs,
@@ -124,7 +125,7 @@ type JettyDescInfo struct {
 }
 
 // JettyDescOf converts a descriptor to its printable form.
-func JettyDescOf(d provider.JettyDesc) JettyDescInfo {
+func JettyDescOf(d jetty.Descriptor) JettyDescInfo {
 	return JettyDescInfo{Kind: d.Kind.String(), ID: d.ID.ID, EID: d.ID.EID.String(), UASID: d.ID.UASID,
 		Mode: d.Mode.String(), TokenPolicy: d.TokenPolicy.String()}
 }
@@ -136,13 +137,13 @@ func JettyDecode(w io.Writer, opts JettyDecodeOptions) error {
 	if err := checkOutput(orTable(opts.Output)); err != nil {
 		return err
 	}
-	b, err := readDescriptor(opts.Input, opts.Stdin, provider.JettyDescSize)
+	b, err := readDescriptor(opts.Input, opts.Stdin, jetty.DescriptorSize)
 	if err != nil {
 		return fmt.Errorf("jetty descriptor: %w", err)
 	}
-	var d provider.JettyDesc
+	var d jetty.Descriptor
 	if err := d.UnmarshalBinary(b); err != nil {
-		var sd provider.SegmentDesc
+		var sd segment.Descriptor
 		if sd.UnmarshalBinary(b) == nil {
 			return fmt.Errorf("%w (this is a segment descriptor: use urmactl segment decode)", err)
 		}

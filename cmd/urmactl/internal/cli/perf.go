@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/urma-go/sdk/internal/perf"
-	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // PerfOptions configures Perf: the test's settings (the client's; a
@@ -165,11 +165,11 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 	}
 	switch strings.ToUpper(o.Mode) {
 	case "RM", "0":
-		cfg.Mode = jetty.RM
+		cfg.Mode = urma.RM
 	case "RC", "1":
-		cfg.Mode = jetty.RC
+		cfg.Mode = urma.RC
 	case "UM", "2":
-		cfg.Mode = jetty.UM
+		cfg.Mode = urma.UM
 	default:
 		return cfg, fmt.Errorf("mode %q: want RM, RC or UM", o.Mode)
 	}

@@ -6,8 +6,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/segment"
 )
 
 // SegmentListOptions configures SegmentList. The zero value lists the
@@ -125,7 +126,7 @@ type SegmentDescInfo struct {
 }
 
 // SegmentDescOf converts a descriptor to its printable form.
-func SegmentDescOf(d provider.SegmentDesc) SegmentDescInfo {
+func SegmentDescOf(d segment.Descriptor) SegmentDescInfo {
 	return SegmentDescInfo{EID: d.EID.String(), UASID: d.UASID, VA: d.VA, Len: d.Len,
 		Access: d.Access.String(), TokenPolicy: d.TokenPolicy.String(), TokenID: d.TokenID}
 }
@@ -137,13 +138,13 @@ func SegmentDecode(w io.Writer, opts SegmentDecodeOptions) error {
 	if err := checkOutput(orTable(opts.Output)); err != nil {
 		return err
 	}
-	b, err := readDescriptor(opts.Input, opts.Stdin, provider.SegmentDescSize)
+	b, err := readDescriptor(opts.Input, opts.Stdin, segment.DescriptorSize)
 	if err != nil {
 		return fmt.Errorf("segment descriptor: %w", err)
 	}
-	var d provider.SegmentDesc
+	var d segment.Descriptor
 	if err := d.UnmarshalBinary(b); err != nil {
-		var jd provider.JettyDesc
+		var jd jetty.Descriptor
 		if jd.UnmarshalBinary(b) == nil {
 			return fmt.Errorf("%w (this is a %v descriptor: use urmactl jetty decode)", err, jd.Kind)
 		}
