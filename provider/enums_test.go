@@ -59,10 +59,6 @@ func TestCRStatusString(t *testing.T) {
 	}
 	assert.Equal(t, "CRStatus(17)", provider.CRStatus(17).String())
 	assert.Equal(t, "SIGNATURE_ERR", provider.CRSignatureErr.String())
-	cr := provider.CR{Status: provider.CRSignatureErr, WROpcode: provider.OpRead}
-	assert.ErrorIs(t, cr.Err(), provider.ErrSignature)
-	cr.Status = provider.CRLocDataPoison
-	assert.NotErrorIs(t, cr.Err(), provider.ErrSignature)
 }
 
 func TestEventTypeString(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 // Status is a URMA status code (urma_status_t): 0 for success, a positive
 // errno value, or StatusFail. A Status is an error, so providers and the SDK
-// return the sentinels below and wrap them in *OpError.
+// return the sentinels below, wrapped with Errorf and in urma.OpError.
 type Status int32
 
 // URMA status values. The errno-valued ones carry the Linux errno numbers, as
@@ -102,25 +102,6 @@ func (s Status) Is(target error) bool {
 	}
 	return false
 }
-
-// OpError is the error of a failed operation: which operation, on what, and
-// the underlying error, normally one of the sentinels.
-type OpError struct {
-	Op  string // e.g. "segment import", "jfs post"
-	Obj string // optional object description, e.g. "jfs 3"
-	Err error
-}
-
-// Error formats the operation, the object and the cause.
-func (e *OpError) Error() string {
-	if e.Obj != "" {
-		return "urma: " + e.Op + " " + e.Obj + ": " + e.Err.Error()
-	}
-	return "urma: " + e.Op + ": " + e.Err.Error()
-}
-
-// Unwrap returns the cause, so errors.Is and errors.As see the status.
-func (e *OpError) Unwrap() error { return e.Err }
 
 // Errorf wraps a sentinel with a detail message: errors.Is(err, sentinel) holds
 // and the text reads "detail: sentinel text".

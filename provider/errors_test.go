@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
 )
 
 func TestStatusError(t *testing.T) {
@@ -48,11 +49,11 @@ func TestStatusErrnoValues(t *testing.T) {
 	} {
 		assert.Equal(t, int32(e), int32(s), "%v", s)
 		assert.True(t, errors.Is(s, e), "errors.Is(%v, %v)", s, e)
-		wrapped := &provider.OpError{Op: "x", Err: provider.Errorf(s, "detail")}
+		wrapped := &urma.OpError{Op: "x", Err: provider.Errorf(s, "detail")}
 		assert.True(t, errors.Is(wrapped, e), "wrapped %v is %v", s, e)
 		assert.True(t, errors.Is(wrapped, s))
 	}
-	wrap := func(err error) error { return &provider.OpError{Op: "x", Err: err} }
+	wrap := func(err error) error { return &urma.OpError{Op: "x", Err: err} }
 	assert.False(t, errors.Is(wrap(provider.ErrAgain), syscall.EINVAL))
 	assert.False(t, errors.Is(wrap(provider.ErrFail), syscall.Errno(provider.StatusFail)), "FAIL is not an errno")
 	assert.False(t, errors.Is(wrap(provider.ErrInvalid), io.EOF))
@@ -79,9 +80,9 @@ func TestOpError(t *testing.T) {
 	inner := provider.Errorf(provider.ErrPermission, "token %#x does not match", 7)
 	assert.Equal(t, "token 0x7 does not match: permission denied", inner.Error())
 
-	e := &provider.OpError{Op: "segment import", Obj: "seg 3", Err: inner}
+	e := &urma.OpError{Op: "segment import", Obj: "seg 3", Err: inner}
 	assert.Equal(t, "urma: segment import seg 3: token 0x7 does not match: permission denied", e.Error())
-	assert.Equal(t, "urma: jfs post: busy", (&provider.OpError{Op: "jfs post", Err: provider.ErrBusy}).Error())
+	assert.Equal(t, "urma: jfs post: busy", (&urma.OpError{Op: "jfs post", Err: provider.ErrBusy}).Error())
 	assert.Same(t, inner, errors.Unwrap(e))
 	assert.ErrorIs(t, e, provider.ErrPermission)
 	assert.ErrorIs(t, e, syscall.EPERM)
@@ -89,7 +90,7 @@ func TestOpError(t *testing.T) {
 
 	// Through fmt wrapping as well.
 	outer := fmt.Errorf("connect: %w", e)
-	var oe *provider.OpError
+	var oe *urma.OpError
 	require.True(t, errors.As(outer, &oe))
 	assert.Equal(t, "segment import", oe.Op)
 	var st provider.Status
@@ -101,22 +102,10 @@ func TestStatusOf(t *testing.T) {
 	assert.Equal(t, provider.StatusSuccess, provider.StatusOf(nil))
 	assert.Equal(t, provider.StatusFail, provider.StatusOf(io.EOF))
 	assert.Equal(t, provider.StatusFail, provider.StatusOf(errors.New("x")))
-	assert.Equal(t, provider.StatusAgain, provider.StatusOf(&provider.OpError{Op: "x", Err: provider.ErrAgain}))
+	assert.Equal(t, provider.StatusAgain, provider.StatusOf(&urma.OpError{Op: "x", Err: provider.ErrAgain}))
 	assert.Equal(t, provider.StatusBusy, provider.StatusOf(provider.Errorf(provider.ErrBusy, "y")))
 	assert.Equal(t, provider.StatusTimeout, provider.StatusOf(fmt.Errorf("w: %w", syscall.ETIMEDOUT)), "plain errno")
 	assert.Equal(t, provider.StatusFail, provider.StatusOf(provider.ErrFail))
-}
-
-func TestCRErr(t *testing.T) {
-	ok := provider.CR{Status: provider.CRSuccess}
-	assert.True(t, ok.OK())
-	assert.NoError(t, ok.Err())
-	bad := provider.CR{Status: provider.CRRemAccessAbortErr, WROpcode: provider.OpWrite, UserCtx: 0x2a}
-	assert.False(t, bad.OK())
-	var ce *provider.CRError
-	require.True(t, errors.As(bad.Err(), &ce))
-	assert.Equal(t, provider.CRRemAccessAbortErr, ce.Status)
-	assert.Equal(t, "urma: WRITE completed with REM_ACCESS_ABORT_ERR (ctx 0x2a)", bad.Err().Error())
 }
 
 func TestCRString(t *testing.T) {

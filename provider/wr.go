@@ -96,17 +96,6 @@ type CR struct {
 	Imm      uint64
 }
 
-// OK reports whether the record has status SUCCESS.
-func (c *CR) OK() bool { return c.Status == CRSuccess }
-
-// Err returns nil for SUCCESS, or an error that errors.As finds a *CRError in.
-func (c *CR) Err() error {
-	if c.Status == CRSuccess {
-		return nil
-	}
-	return &CRError{Status: c.Status, Opcode: c.WROpcode, Recv: c.Flags&CRFlagRecv != 0, RecvOpcode: c.Opcode, UserCtx: c.UserCtx}
-}
-
 // String is a readable one-line form.
 func (c CR) String() string {
 	side := "send"
@@ -126,28 +115,4 @@ func (c CR) String() string {
 		s += " solicited"
 	}
 	return s + "}"
-}
-
-// CRError is the error form of a failed completion record.
-type CRError struct {
-	Status CRStatus
-	// Opcode is the failed request's opcode (send side).
-	Opcode Opcode
-	// Recv tells a receive-side record, whose RecvOpcode applies.
-	Recv       bool
-	RecvOpcode CROpcode
-	UserCtx    uint64
-}
-
-// Error names the status, opcode and user context.
-func (e *CRError) Error() string {
-	if e.Recv {
-		return fmt.Sprintf("urma: receive (%v) completed with %v (ctx %#x)", e.RecvOpcode, e.Status, e.UserCtx)
-	}
-	return fmt.Sprintf("urma: %v completed with %v (ctx %#x)", e.Opcode, e.Status, e.UserCtx)
-}
-
-// Is makes errors.Is(err, ErrSignature) true for a CRSignatureErr record.
-func (e *CRError) Is(target error) bool {
-	return e.Status == CRSignatureErr && target == ErrSignature
 }

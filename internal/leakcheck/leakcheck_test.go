@@ -9,8 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/internal/live"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
@@ -34,8 +33,8 @@ func TestFindsEachKindOfLeak(t *testing.T) {
 	require.NoError(t, err)
 	cmd := exec.Command("sleep", "60")
 	require.NoError(t, cmd.Start())
-	provider.CountContexts(1)
-	provider.CountObjects(2)
+	live.Contexts(1)
+	live.Objects(2)
 
 	err = Check(before, 100*time.Millisecond)
 	require.Error(t, err)
@@ -48,8 +47,8 @@ func TestFindsEachKindOfLeak(t *testing.T) {
 	f.Close()
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	provider.CountContexts(-1)
-	provider.CountObjects(-2)
+	live.Contexts(-1)
+	live.Objects(-2)
 	assert.NoError(t, Check(before, 5*time.Second))
 }
 

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/internal/live"
 )
 
 // Snapshot is the state of the process that leaks are measured against.
@@ -18,7 +18,7 @@ type Snapshot struct {
 	goroutines map[int]string  // id -> stack
 	fds        map[string]bool // "fd -> target"
 	mappings   int
-	live       provider.Live
+	live       live.Counts
 }
 
 // Take records the process's state now; pass it to Check later.
@@ -28,7 +28,7 @@ func Take() Snapshot {
 	for _, f := range openFDs() {
 		fds[f] = true
 	}
-	return Snapshot{goroutines: goroutines(), fds: fds, mappings: len(sharedMappings()), live: provider.LiveNow()}
+	return Snapshot{goroutines: goroutines(), fds: fds, mappings: len(sharedMappings()), live: live.Now()}
 }
 
 // leaksSince describes everything present now that was not in before.

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/urma-go/sdk/internal/live"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
@@ -66,7 +67,7 @@ type completer interface {
 func openContext(d *device, e eidEntry) (*ibContext, error) {
 	vc, err := verbs.Open(d.info.Name)
 	if err != nil {
-		return nil, &provider.OpError{Op: "open context", Obj: d.info.Name, Err: provider.Errorf(provider.ErrNotFound, "%v", err)}
+		return nil, provider.Errorf(provider.ErrNotFound, "open context %s: %v", d.info.Name, err)
 	}
 	c := &ibContext{dev: d, eid: e, vc: vc, tokens: map[uint32]*tokenInfo{}, segs: map[segKey]*segment{},
 		queues: map[uint32]any{}, objects: map[child]struct{}{}, qtable: map[uint32]completer{}}
@@ -91,7 +92,7 @@ func openContext(d *device, e eidEntry) (*ibContext, error) {
 		return fail(err)
 	}
 	c.uasid = uint32(c.cm.port)
-	provider.CountContexts(1)
+	live.Contexts(1)
 	return c, nil
 }
 
@@ -142,12 +143,12 @@ func (c *ibContext) Close() error {
 		}
 	}
 	c.mu.Lock()
-	provider.CountObjects(-len(c.objects)) // those whose forced close could not untrack them
+	live.Objects(-len(c.objects)) // those whose forced close could not untrack them
 	c.objects = map[child]struct{}{}
 	c.mu.Unlock()
 	c.events.Close()
 	c.teardown() // stops c.cm again: stop is idempotent, and handlers may still reach it
-	provider.CountContexts(-1)
+	live.Contexts(-1)
 	return nil
 }
 
@@ -155,7 +156,7 @@ func (c *ibContext) track(o child) {
 	c.mu.Lock()
 	if _, ok := c.objects[o]; !ok {
 		c.objects[o] = struct{}{}
-		provider.CountObjects(1)
+		live.Objects(1)
 	}
 	c.mu.Unlock()
 }
@@ -164,7 +165,7 @@ func (c *ibContext) untrack(o child) {
 	c.mu.Lock()
 	if _, ok := c.objects[o]; ok {
 		delete(c.objects, o)
-		provider.CountObjects(-1)
+		live.Objects(-1)
 	}
 	c.mu.Unlock()
 }

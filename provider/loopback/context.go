@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/urma-go/sdk/internal/live"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
 )
@@ -75,7 +76,7 @@ func newContext(eid provider.EID) (*lbContext, error) {
 		}
 		err = c.listen()
 		if err == nil {
-			provider.CountContexts(1)
+			live.Contexts(1)
 			return c, nil
 		}
 		fabricRemove(c)
@@ -111,7 +112,7 @@ func (c *lbContext) adopt(ch child) (uint32, error) {
 		return 0, errClosed("context")
 	}
 	c.children = append(c.children, ch)
-	provider.CountObjects(1)
+	live.Objects(1)
 	c.nextID++
 	return c.nextID, nil
 }
@@ -122,7 +123,7 @@ func (c *lbContext) disown(ch child) {
 	for i, x := range c.children {
 		if x == ch {
 			c.children = append(c.children[:i], c.children[i+1:]...)
-			provider.CountObjects(-1)
+			live.Objects(-1)
 			return
 		}
 	}
@@ -139,7 +140,7 @@ func (c *lbContext) Close() error {
 	}
 	kids := c.children
 	c.children = nil
-	provider.CountObjects(-len(kids))
+	live.Objects(-len(kids))
 	pages := c.pages
 	c.pages = nil
 	c.mu.Unlock()
@@ -163,7 +164,7 @@ func (c *lbContext) Close() error {
 	c.page.release()
 	c.events.Close()
 	sweep(c.dir)
-	provider.CountContexts(-1)
+	live.Contexts(-1)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
 )
 
 // An error that crosses the wire keeps its status for errors.Is and reads
@@ -19,7 +20,7 @@ func TestErrorRoundTrip(t *testing.T) {
 		want error
 	}{
 		{provider.Errorf(provider.ErrInvalid, "jfc depth %d", 0), provider.ErrInvalid},
-		{&provider.OpError{Op: "jfs post", Err: provider.Errorf(provider.ErrAgain, "queue full")}, provider.ErrAgain},
+		{&urma.OpError{Op: "jfs post", Err: provider.Errorf(provider.ErrAgain, "queue full")}, provider.ErrAgain},
 		{provider.ErrClosed, provider.ErrClosed},
 		{fmt.Errorf("wrapped: %w", syscall.ENOSPC), syscall.ENOSPC},
 		{errors.New("no status at all"), provider.ErrFail},
