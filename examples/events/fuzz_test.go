@@ -1,13 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/urma-go/sdk/jetty"
-	"github.com/urma-go/sdk/segment"
-	"github.com/urma-go/sdk/urma"
 )
 
 // FuzzParseHello: the server sizes its run by the client's hello, so
@@ -36,24 +33,24 @@ func FuzzParseHello(f *testing.F) {
 	})
 }
 
-// FuzzParsePeer: the other side's JFR descriptor and token.
-func FuzzParsePeer(f *testing.F) {
-	eid, err := urma.ParseEID("::ffff:127.0.0.1")
-	require.NoError(f, err)
-	d := jetty.Descriptor{ID: urma.JettyID{EID: eid, UASID: 3, ID: 4}, Kind: jetty.KindJFR,
-		Mode: urma.RM, TokenPolicy: segment.TokenPlainText}
-	b, err := marshalPeer(d, 0xabcdef)
-	require.NoError(f, err)
-	f.Add(b)
-	f.Add(b[:peerLen-1])
-	f.Add(make([]byte, peerLen))
+// FuzzReadReason: the server's answer to a hello. What readReason takes,
+// writeReason sends as the bytes it consumed.
+func FuzzReadReason(f *testing.F) {
+	for _, reason := range []string{"", "the client asks for event mode, the server runs -mode poll"} {
+		var b bytes.Buffer
+		require.NoError(f, writeReason(&b, reason))
+		f.Add(b.Bytes())
+	}
+	f.Add([]byte{0xff, 0xff, 'x'})
+	f.Add([]byte{0, 5, 'x'})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, token, err := parsePeer(b)
+		r := bytes.NewReader(b)
+		reason, err := readReason(r)
 		if err != nil {
 			return
 		}
-		again, err := marshalPeer(d, token)
-		require.NoError(t, err)
-		require.Equal(t, b, again)
+		var again bytes.Buffer
+		require.NoError(t, writeReason(&again, reason))
+		require.Equal(t, b[:len(b)-r.Len()], again.Bytes())
 	})
 }

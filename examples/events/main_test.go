@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -204,11 +205,18 @@ func TestHello(t *testing.T) {
 	}
 }
 
-func TestParsePeer(t *testing.T) {
-	_, _, err := parsePeer(make([]byte, 3))
-	assert.ErrorContains(t, err, "peer JFR message of 3 bytes")
-	_, _, err = parsePeer(bytes.Repeat([]byte{0xff}, peerLen))
-	assert.Error(t, err)
+func TestReason(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, writeReason(&b, ""))
+	require.NoError(t, writeReason(&b, strings.Repeat("x", 70000)))
+	got, err := readReason(&b)
+	require.NoError(t, err)
+	assert.Empty(t, got, "accepted")
+	got, err = readReason(&b)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("x", math.MaxUint16), got, "a long reason is cut to what its length can say")
+	_, err = readReason(bytes.NewReader([]byte{0, 9, 'x'}))
+	assert.Error(t, err, "cut short")
 }
 
 func TestPercentile(t *testing.T) {

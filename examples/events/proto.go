@@ -5,20 +5,20 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"slices"
-
-	"github.com/urma-go/sdk/jetty"
 )
 
 // The out-of-band messages, after the client connects:
 //
 //	client -> server  hello: magic, modes, count, size
-//	server -> client  empty to accept, or why it refuses
+//	server -> client  reason: empty to accept, or why it refuses
 //	then for each mode, both ways:
-//	                  JFR descriptor (32 bytes) and its token (4 bytes)
-//	server -> client  go (empty): the server is serving
+//	                  a bootstrap bundle: the JFR "inbox" and its token
+//	server -> client  go (a byte): the server is serving
 //	                  ... the ping-pong, over RDMA ...
-//	both ways         done (empty)
+//	both ways         done (a byte)
 //
 // The server takes count and size from the hello, so only the client needs
 // to be told; the mode must agree because each side waits its own way.
@@ -86,26 +86,23 @@ func parseHello(b []byte) (hello, error) {
 	return h, nil
 }
 
-// peerLen is a marshalled JFR descriptor and its token.
-const peerLen = jetty.DescriptorSize + 4
-
-func marshalPeer(d jetty.Descriptor, token uint32) ([]byte, error) {
-	b, err := d.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return binary.BigEndian.AppendUint32(b, token), nil
+// writeReason sends the server's answer to a hello: the reason it
+// refuses, empty to accept, after its length (uint16).
+func writeReason(w io.Writer, reason string) error {
+	reason = reason[:min(len(reason), math.MaxUint16)]
+	_, err := w.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(reason))), reason...))
+	return err
 }
 
-func parsePeer(b []byte) (jetty.Descriptor, uint32, error) {
-	var d jetty.Descriptor
-	if len(b) != peerLen {
-		return d, 0, fmt.Errorf("peer JFR message of %d bytes, want %d", len(b), peerLen)
+// readReason reads what writeReason sent.
+func readReason(r io.Reader) (string, error) {
+	var n uint16
+	if err := binary.Read(r, binary.BigEndian, &n); err != nil {
+		return "", err
 	}
-	if err := d.UnmarshalBinary(b[:jetty.DescriptorSize]); err != nil {
-		return d, 0, fmt.Errorf("peer JFR descriptor: %w", err)
-	}
-	return d, binary.BigEndian.Uint32(b[jetty.DescriptorSize:]), nil
+	b := make([]byte, n)
+	_, err := io.ReadFull(r, b)
+	return string(b), err
 }
 
 // newToken returns a fresh non-zero JFR token: it is the secret that

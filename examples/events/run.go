@@ -84,20 +84,20 @@ func server(ctx context.Context, cfg config, dev *urma.Device, l net.Listener, w
 		return err
 	}
 	defer conn.Close()
-	defer exutil.Closer(ctx, conn)()
-	msg, err := exutil.ReadMsg(conn)
-	if err != nil {
+	defer context.AfterFunc(ctx, func() { _ = conn.Close() })()
+	var msg [helloLen]byte
+	if _, err := io.ReadFull(conn, msg[:]); err != nil {
 		return err
 	}
-	h, err := parseHello(msg)
+	h, err := parseHello(msg[:])
 	if err == nil {
 		err = accept(cfg, dev, h)
 	}
-	reply := ""
+	reason := ""
 	if err != nil {
-		reply = err.Error()
+		reason = err.Error()
 	}
-	if werr := exutil.WriteMsg(conn, []byte(reply)); err == nil {
+	if werr := writeReason(conn, reason); err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -160,17 +160,17 @@ func client(ctx context.Context, cfg config, dev *urma.Device, addr string, w io
 		return err
 	}
 	defer conn.Close()
-	defer exutil.Closer(ctx, conn)()
+	defer context.AfterFunc(ctx, func() { _ = conn.Close() })()
 	h := hello{modes: cfg.modes, count: cfg.count, size: cfg.size}
-	if err := exutil.WriteMsg(conn, h.marshal()); err != nil {
+	if _, err := conn.Write(h.marshal()); err != nil {
 		return err
 	}
-	reply, err := exutil.ReadMsg(conn)
+	reason, err := readReason(conn)
 	if err != nil {
 		return err
 	}
-	if len(reply) > 0 {
-		return fmt.Errorf("the server refused: %s", reply)
+	if reason != "" {
+		return fmt.Errorf("the server refused: %s", reason)
 	}
 	printHeader(w, dev, h, cpu)
 	var rows []result
@@ -195,14 +195,14 @@ func serveMode(ctx context.Context, cfg config, eid int, conn net.Conn, h hello,
 	if err != nil {
 		return r, err
 	}
-	if err := s.connect(conn); err != nil {
+	if err := s.connect(ctx, conn); err != nil {
 		return r, err
 	}
 	m, err := startMeter()
 	if err != nil {
 		return r, err
 	}
-	if err := exutil.WriteMsg(conn, nil); err != nil { // go
+	if _, err := conn.Write([]byte{0}); err != nil { // go
 		return r, err
 	}
 	mctx, cancel := context.WithCancelCause(ctx)
@@ -225,10 +225,10 @@ func pingMode(ctx context.Context, cfg config, eid int, conn net.Conn, mode stri
 	if err != nil {
 		return r, err
 	}
-	if err := s.connect(conn); err != nil {
+	if err := s.connect(ctx, conn); err != nil {
 		return r, err
 	}
-	if _, err := exutil.ReadMsg(conn); err != nil { // go
+	if _, err := io.ReadFull(conn, make([]byte, 1)); err != nil { // go
 		return r, err
 	}
 	// Every sample is kept for exact percentiles: 8 bytes a round trip,
@@ -262,13 +262,13 @@ func closeSide(s *side, err *error) {
 	}
 }
 
-// watchPeer reads the peer's done message in the background while the
+// watchPeer reads the peer's done byte in the background while the
 // ping-pong runs. If that read fails first, the peer is gone: cancel stops
 // the local loop at once instead of leaving it to wait out waitLimit.
 func watchPeer(conn net.Conn, cancel context.CancelCauseFunc, peer string) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		_, err := exutil.ReadMsg(conn)
+		_, err := io.ReadFull(conn, make([]byte, 1))
 		if err != nil {
 			err = fmt.Errorf("%s went away: %w", peer, err)
 			cancel(err)
@@ -281,7 +281,7 @@ func watchPeer(conn net.Conn, cancel context.CancelCauseFunc, peer string) <-cha
 // finish tells the peer this side is done and waits until the peer is
 // too, so that neither frees its queues while the other still uses them.
 func finish(conn net.Conn, peerDone <-chan error) error {
-	if err := exutil.WriteMsg(conn, nil); err != nil {
+	if _, err := conn.Write([]byte{0}); err != nil {
 		return err
 	}
 	return <-peerDone

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
@@ -101,25 +102,17 @@ func (s *side) close() error {
 	)
 }
 
-// connect swaps JFR descriptors and tokens with the peer over the
-// out-of-band channel, imports the peer's JFR and advises the JFS of it.
-func (s *side) connect(conn io.ReadWriter) error {
-	msg, err := marshalPeer(s.jfr.Descriptor(), s.token)
+// connect swaps bundles with the peer over conn, each with its JFR and
+// the token that lets the peer SEND to it; it imports the peer's JFR and
+// advises the JFS of it.
+func (s *side) connect(ctx context.Context, conn io.ReadWriter) error {
+	var mine bootstrap.Bundle
+	mine.AddJFR("inbox", s.jfr, s.token)
+	theirs, err := bootstrap.Exchange(ctx, conn, &mine)
 	if err != nil {
 		return err
 	}
-	// Both sides write first: the message fits any socket buffer.
-	if err := exutil.WriteMsg(conn, msg); err != nil {
-		return err
-	}
-	if msg, err = exutil.ReadMsg(conn); err != nil {
-		return err
-	}
-	desc, token, err := parsePeer(msg)
-	if err != nil {
-		return err
-	}
-	if s.peer, err = jetty.ImportJFR(s.ctx, desc, token); err != nil {
+	if s.peer, err = theirs.Import(s.ctx, "inbox"); err != nil {
 		return fmt.Errorf("import the peer's JFR: %w", err)
 	}
 	return s.jfs.Advise(s.peer)

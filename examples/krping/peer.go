@@ -5,10 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
-	"net"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/rdmacm"
@@ -38,8 +39,8 @@ type peer struct {
 	// advertisement names a whole segment.
 	start, rdma *segment.Segment
 	token       uint32
-	// peerToken, peerUASID and peerEID let this end import what the other
-	// advertises.
+	// peerToken and peerID, from the other end's bundle, let this end
+	// import what the other advertises.
 	peerToken uint32
 	peerID    jetty.Descriptor
 	imports   map[ad]*segment.Target
@@ -91,77 +92,68 @@ func newPeer(name string, o options, prov, dev string, eid int) (*peer, error) {
 
 func (p *peer) slot(i int) segment.SGE { return p.ctl.SGE(uint64(i*adSize), adSize) }
 
-// helloSize is the out-of-band hello: the Jetty's descriptor, the token,
-// and the test the client runs (test u8, count u32, size u32), which a
-// server that was not told otherwise follows.
-const helloSize = jetty.DescriptorSize + 4 + 1 + 4 + 4
+// testSize is the client's test, sent ahead of its bundle: test u8,
+// count u32, size u32, which a server that was not told otherwise follows.
+const testSize = 1 + 4 + 4
 
-// Test codes of the hello.
+// Test codes of the client's test.
 var testCodes = []string{"ping", "wlat", "rlat", "bw", "bw duplex"}
 
-func (p *peer) hello(o options) ([]byte, error) {
-	return marshalHello(p.jetty.Descriptor(), p.token, o.test(), o.count, o.size)
-}
-
-// marshalHello is the encoder parseHello undoes.
-func marshalHello(id jetty.Descriptor, token uint32, test string, count, size int) ([]byte, error) {
-	d, err := id.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
+// marshalTest is the encoder parseTest undoes.
+func marshalTest(test string, count, size int) []byte {
 	code := 0
 	for i, name := range testCodes {
 		if name == test {
 			code = i
 		}
 	}
-	d = binary.BigEndian.AppendUint32(d, token)
-	d = append(d, byte(code))
-	d = binary.BigEndian.AppendUint32(d, uint32(count))
-	return binary.BigEndian.AppendUint32(d, uint32(size)), nil
+	b := binary.BigEndian.AppendUint32([]byte{byte(code)}, uint32(count))
+	return binary.BigEndian.AppendUint32(b, uint32(size))
 }
 
-// connect swaps hellos over c, imports the other end's Jetty and binds to
-// it. It returns the other end's test, count and size.
-func (p *peer) connect(c net.Conn, o options) (test string, count, size int, err error) {
-	mine, err := p.hello(o)
+// parseTest decodes the client's test.
+func parseTest(b []byte) (test string, count, size int, err error) {
+	if len(b) != testSize || int(b[0]) >= len(testCodes) {
+		return "", 0, 0, fmt.Errorf("not a krping test: %x", b)
+	}
+	count, size = int(binary.BigEndian.Uint32(b[1:])), int(binary.BigEndian.Uint32(b[5:]))
+	if count < 0 || size < 1 || size > maxSize {
+		return "", 0, 0, fmt.Errorf("the client's test asks for count %d, size %d", count, size)
+	}
+	return testCodes[b[0]], count, size, nil
+}
+
+// connect swaps bundles with the other end over c, each with its Jetty and
+// the token of the Jetty and the ping buffers, the client's test ahead of
+// its bundle. It imports the other end's Jetty and binds to it, and
+// returns the client's test.
+func (p *peer) connect(ctx context.Context, c io.ReadWriter, o options, client bool) (test string, count, size int, err error) {
+	if client {
+		_, err = c.Write(marshalTest(o.test(), o.count, o.size))
+	} else {
+		var b [testSize]byte
+		if _, err = io.ReadFull(c, b[:]); err == nil {
+			test, count, size, err = parseTest(b[:])
+		}
+	}
 	if err != nil {
 		return "", 0, 0, err
 	}
-	if err := exutil.WriteMsg(c, mine); err != nil {
-		return "", 0, 0, err
-	}
-	theirs, err := exutil.ReadMsg(c)
+	var mine bootstrap.Bundle
+	mine.AddJetty("jetty", p.jetty, p.token)
+	theirs, err := bootstrap.Exchange(ctx, c, &mine)
 	if err != nil {
 		return "", 0, 0, err
 	}
-	if test, count, size, err = p.parseHello(theirs); err != nil {
+	e, err := theirs.Lookup("jetty")
+	if err != nil {
 		return "", 0, 0, err
 	}
-	if p.remote, err = jetty.ImportJetty(p.ctx, p.peerID, p.peerToken); err != nil {
+	p.peerID, p.peerToken = e.Jetty, e.Token
+	if p.remote, err = theirs.Import(p.ctx, "jetty"); err != nil {
 		return "", 0, 0, err
 	}
 	return test, count, size, p.jetty.Bind(p.remote)
-}
-
-// parseHello decodes the other end's hello.
-func (p *peer) parseHello(b []byte) (test string, count, size int, err error) {
-	if len(b) != helloSize {
-		return "", 0, 0, fmt.Errorf("out-of-band hello of %d bytes, want %d", len(b), helloSize)
-	}
-	if err := p.peerID.UnmarshalBinary(b[:jetty.DescriptorSize]); err != nil {
-		return "", 0, 0, fmt.Errorf("peer's jetty descriptor: %w", err)
-	}
-	b = b[jetty.DescriptorSize:]
-	p.peerToken = binary.BigEndian.Uint32(b)
-	if int(b[4]) >= len(testCodes) {
-		return "", 0, 0, fmt.Errorf("out-of-band hello names test %d", b[4])
-	}
-	count, size = int(binary.BigEndian.Uint32(b[5:])), int(binary.BigEndian.Uint32(b[9:]))
-	if count < 0 || size < 1 || size > maxSize {
-		return "", 0, 0, fmt.Errorf("out-of-band hello asks for count %d, size %d", count, size)
-	}
-	return testCodes[b[4]], count, size, nil
 }
 
 // buffers allocates the two ping buffers of size bytes.
@@ -192,7 +184,7 @@ func (p *peer) advertise(s *segment.Segment) error {
 
 // target imports the buffer a received advertisement names. The advert
 // carries address, token id and length; the EID and UASID are the other
-// end's, and the token is the one it sent with its hello. Imports are
+// end's, and the token is the one of its bundle. Imports are
 // kept: a loop advertises the same buffers again and again.
 func (p *peer) target(a ad) (*segment.Target, error) {
 	if t, ok := p.imports[a]; ok {

@@ -101,7 +101,9 @@ func serve(ctx context.Context, w io.Writer, c config, ln net.Listener, n int) (
 		return err
 	}
 	defer conn.Close()
-	test, count, size, err := p.connect(conn, o)
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() }) // a client that never sends its test
+	test, count, size, err := p.connect(ctx, conn, o, false)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func serve(ctx context.Context, w io.Writer, c config, ln net.Listener, n int) (
 		}
 	}
 	fmt.Fprintln(w, p.stats.line(n, c.dev))
-	_ = exutil.WriteMsg(conn, []byte("bye"))
+	_, _ = conn.Write([]byte{bye})
 	return err
 }
 
@@ -170,20 +172,24 @@ func cancelWhen(ctx context.Context, done <-chan struct{}, cause error) (context
 	return cctx, cancel
 }
 
-// watch reads the out-of-band connection in the background: any message,
-// or its end, calls gone. The returned channel yields the messages and is
-// closed at the end.
-func watch(c net.Conn, gone func()) <-chan []byte {
-	ch := make(chan []byte, 1)
+// bye is the goodbye each end sends the other over the out-of-band
+// connection when its loop ends.
+const bye = 1
+
+// watch reads the out-of-band connection in the background: a goodbye, or
+// the connection's end, calls gone. The returned channel yields the
+// goodbyes and is closed at the end.
+func watch(c net.Conn, gone func()) <-chan struct{} {
+	ch := make(chan struct{}, 1)
 	go func() {
 		defer close(ch)
 		for {
-			m, err := exutil.ReadMsg(c)
+			_, err := io.ReadFull(c, make([]byte, 1))
 			gone()
 			if err != nil {
 				return
 			}
-			ch <- m
+			ch <- struct{}{}
 		}
 	}()
 	return ch
@@ -257,12 +263,7 @@ func dial(ctx context.Context, w io.Writer, c config, n int) (err error) {
 		return err
 	}
 	defer conn.Close()
-	stop := exutil.Closer(ctx, conn)
-	_, _, _, err = p.connect(conn, o)
-	if !stop() {
-		return errors.Join(err, ctx.Err())
-	}
-	if err != nil {
+	if _, _, _, err = p.connect(ctx, conn, o, true); err != nil {
 		return err
 	}
 	if err := p.buffers(o.size); err != nil {
@@ -276,7 +277,7 @@ func dial(ctx context.Context, w io.Writer, c config, n int) (err error) {
 	// to stop using this end's buffers before they are freed.
 	defer func() {
 		if !errors.Is(context.Cause(cctx), errServerGone) {
-			_ = exutil.WriteMsg(conn, []byte("bye"))
+			_, _ = conn.Write([]byte{bye})
 			select {
 			case <-msgs:
 			case <-time.After(2 * time.Second):

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
@@ -31,7 +32,7 @@ type client struct {
 	server  *jetty.Remote
 	region  *segment.Target
 	workers int
-	slot    int // bytes, as the server says
+	slot    int // bytes: slotSize of the value size
 	resp    int // largest response
 	rbuf    int // receive buffer size: gatherFor(window) responses
 	nrecv   int // receive buffers: window + recvBatch; the JFR has room for a batch more
@@ -121,10 +122,10 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 
 // connect imports the server's JFR and prepares the path to it, then
 // posts every receive buffer.
-func (c *client) connect(ctx *urma.Context, w welcome, region *segment.Target) error {
-	c.workers, c.slot, c.region = w.workers, w.slot, region
+func (c *client) connect(ctx *urma.Context, theirs *bootstrap.Bundle, workers int, region *segment.Target) error {
+	c.workers, c.slot, c.region = workers, slotSize(c.cfg.value), region
 	var err error
-	if c.server, err = jetty.ImportJFR(ctx, w.jfr, w.jfrToken); err != nil {
+	if c.server, err = theirs.Import(ctx, "server"); err != nil {
 		return fmt.Errorf("import the server's JFR: %w", err)
 	}
 	if err := c.jfs.Advise(c.server); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/segment"
 )
@@ -28,7 +30,7 @@ type result struct {
 // conn: the handshake, the preload, the measured phase with a progress
 // line each second, and the closing count.
 func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res result, err error) {
-	defer exutil.Closer(ctx, conn)()
+	defer context.AfterFunc(ctx, func() { _ = conn.Close() })()
 	eid, err := cfg.EIDFor(true)
 	if err != nil {
 		return res, err
@@ -47,39 +49,31 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 		err = errors.Join(append(errs, uctx.Close())...)
 	}()
 	token := rand.Uint32() | 1
-	h := hello{window: cfg.window, value: cfg.value, jfrToken: token}
 	if groups, err = newGroups(uctx, &cfg, token); err != nil {
 		return res, err
 	}
 	clients := make([]*client, cfg.clients)
+	var mine bootstrap.Bundle
 	for _, g := range groups {
 		for _, c := range g.clients {
 			clients[c.id] = c
+			mine.AddJFR(clientName(c.id), c.jfr, token)
 		}
 	}
-	for _, c := range clients {
-		h.jfrs = append(h.jfrs, c.jfr.Descriptor())
-	}
-	w, err := handshake(conn, h)
+	theirs, workers, err := handshake(ctx, conn, cfg, &mine)
 	if err != nil {
 		return res, err
 	}
-	if w.slot != slotSize(cfg.value) {
-		return res, fmt.Errorf("the server's slots are %d bytes, want %d for %d-byte values", w.slot, slotSize(cfg.value), cfg.value)
-	}
-	if need := uint64(w.workers * cfg.clients * cfg.window * w.slot); w.region.Len < need {
-		return res, fmt.Errorf("the server's request region has %d bytes, want %d", w.region.Len, need)
-	}
-	if region, err = segment.Import(uctx, w.region, w.regionToken); err != nil {
+	if region, err = theirs.ImportSegment(uctx, "region"); err != nil {
 		return res, fmt.Errorf("import the request region: %w", err)
 	}
 	for _, c := range clients {
-		if err := c.connect(uctx, w, region); err != nil {
+		if err := c.connect(uctx, theirs, workers, region); err != nil {
 			return res, err
 		}
 	}
 	fmt.Fprintf(out, "kv: load generator on %v, EID %v: %d clients on %d goroutines, window %d, %d workers, value %d B, %d keys, GET %.0f%%, %s mode\n",
-		uctx.Device(), uctx.EID(), cfg.clients, len(groups), cfg.window, w.workers, cfg.value, cfg.keys, 100*cfg.getRatio, cfg.Mode)
+		uctx.Device(), uctx.EID(), cfg.clients, len(groups), cfg.window, workers, cfg.value, cfg.keys, 100*cfg.getRatio, cfg.Mode)
 
 	// The server says nothing more until done: a read that ends sooner
 	// means it went away.
@@ -91,13 +85,11 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	}
 	ack := make(chan served, 1)
 	go func() {
-		b, err := exutil.ReadMsg(conn)
+		var n uint64
+		err := binary.Read(conn, binary.BigEndian, &n)
 		if err != nil {
 			cancel(fmt.Errorf("the server went away: %w", err))
-			ack <- served{err: err}
-			return
 		}
-		n, err := parseDone(b)
 		ack <- served{n, err}
 	}()
 
@@ -118,7 +110,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	for _, c := range clients {
 		res.sent += c.sent
 	}
-	if err := exutil.WriteMsg(conn, marshalDone(res.sent)); err != nil {
+	if err := binary.Write(conn, binary.BigEndian, res.sent); err != nil {
 		return res, err
 	}
 	select {
@@ -137,19 +129,32 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	return res, nil
 }
 
-// handshake sends hello and returns the server's welcome.
-func handshake(conn net.Conn, h hello) (welcome, error) {
-	b, err := h.marshal()
+// handshake sends the hello and the clients' bundle, and returns the
+// server's bundle and how many workers its request region serves.
+func handshake(ctx context.Context, conn net.Conn, cfg config, mine *bootstrap.Bundle) (*bootstrap.Bundle, int, error) {
+	if err := binary.Write(conn, binary.BigEndian, hello{uint16(cfg.window), uint16(cfg.value)}); err != nil {
+		return nil, 0, err
+	}
+	if err := bootstrap.Write(ctx, conn, mine); err != nil {
+		return nil, 0, err
+	}
+	reason, err := readReason(conn)
 	if err != nil {
-		return welcome{}, err
+		return nil, 0, err
 	}
-	if err := exutil.WriteMsg(conn, b); err != nil {
-		return welcome{}, err
+	if reason != "" {
+		return nil, 0, fmt.Errorf("server refused: %s", reason)
 	}
-	if b, err = exutil.ReadMsg(conn); err != nil {
-		return welcome{}, err
+	theirs, err := bootstrap.Read(ctx, conn)
+	if err != nil {
+		return nil, 0, err
 	}
-	return parseWelcome(b)
+	region, err := theirs.Lookup("region")
+	if err != nil {
+		return nil, 0, err
+	}
+	workers, err := regionWorkers(region.Segment.Len, cfg.clients, cfg.window, cfg.value)
+	return theirs, workers, err
 }
 
 // measure runs the measured phase, printing a progress line each second,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
@@ -93,40 +95,36 @@ func (s *server) serve(ctx context.Context, l net.Listener, once bool) error {
 	}
 }
 
-// session serves one client process: hello, welcome, requests until its
+// session serves one client process: hello, answer, requests until its
 // done, done.
 func (s *server) session(ctx context.Context, conn net.Conn) (err error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer exutil.Closer(sctx, conn)()
-	// A connection that never says hello must not hold the server.
-	_ = conn.SetReadDeadline(time.Now().Add(waitLimit))
-	b, err := exutil.ReadMsg(conn)
+	defer context.AfterFunc(sctx, func() { _ = conn.Close() })()
+	h, clients, err := readHello(sctx, conn)
 	if err != nil {
 		return err
 	}
-	_ = conn.SetReadDeadline(time.Time{})
-	h, err := parseHello(b)
+	err = checkSession(len(clients.Entries), int(h.Window), int(h.Value))
 	if err == nil {
-		err = checkRegion(s.cfg.workers, len(h.jfrs), h.window, h.value)
+		err = checkRegion(s.cfg.workers, len(clients.Entries), int(h.Window), int(h.Value))
 	}
 	if err != nil {
-		return errors.Join(err, exutil.WriteMsg(conn, refusal(err)))
+		return errors.Join(err, writeReason(conn, err.Error()))
 	}
-	ss, err := s.newSession(h)
+	ss, err := s.newSession(h, clients)
 	defer func() { err = errors.Join(err, ss.close()) }()
 	if err != nil {
-		return errors.Join(err, exutil.WriteMsg(conn, refusal(err)))
+		return errors.Join(err, writeReason(conn, err.Error()))
 	}
-	w, err := ss.welcome()
-	if err != nil {
-		return err
-	}
-	if err := exutil.WriteMsg(conn, w); err != nil {
+	var mine bootstrap.Bundle
+	mine.AddSegment("region", ss.region, ss.regionToken)
+	mine.AddJFR("server", s.jfr, s.jfrToken)
+	if err := errors.Join(writeReason(conn, ""), bootstrap.Write(sctx, conn, &mine)); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.out, "kv: session %d: %d clients, window %d, value %d B, region of %d slots, %d B\n",
-		s.sessions, len(h.jfrs), h.window, h.value, ss.region.Len()/uint64(ss.slot), ss.region.Len())
+		s.sessions, ss.clients, ss.window, ss.value, ss.region.Len()/uint64(ss.slot), ss.region.Len())
 
 	// A failing worker cancels the session, which closes the connection
 	// and so ends the wait for done; done stops the workers only.
@@ -143,11 +141,8 @@ func (s *server) session(ctx context.Context, conn net.Conn) (err error) {
 			}
 		}()
 	}
-	b, err = exutil.ReadMsg(conn)
 	var sent uint64
-	if err == nil {
-		sent, err = parseDone(b)
-	}
+	err = binary.Read(conn, binary.BigEndian, &sent)
 	// Every request is answered once the client says done; stop the
 	// workers before counting.
 	stop()
@@ -164,7 +159,7 @@ func (s *server) session(ctx context.Context, conn net.Conn) (err error) {
 	}
 	fmt.Fprintf(s.out, "kv: session %d: served %d requests (%d GET, %d PUT, %d bad), client sent %d, table holds %d keys\n",
 		s.sessions, c.served(), c.gets, c.puts, c.bad, sent, s.table.len())
-	if err := exutil.WriteMsg(conn, marshalDone(c.served())); err != nil {
+	if err := binary.Write(conn, binary.BigEndian, c.served()); err != nil {
 		return err
 	}
 	// The client frees its side first and then hangs up; only then does
@@ -173,8 +168,24 @@ func (s *server) session(ctx context.Context, conn net.Conn) (err error) {
 	// destroy a connection twice (its rdma_cm goroutine handling the
 	// peer's disconnect while a Close drops the same connection).
 	_ = conn.SetReadDeadline(time.Now().Add(waitLimit))
-	_, _ = exutil.ReadMsg(conn)
+	_, _ = conn.Read(make([]byte, 1))
 	return nil
+}
+
+// readHello reads a client's hello and the bundle of its JFRs. A
+// connection that never says hello must not hold the server: it has
+// waitLimit.
+func readHello(ctx context.Context, conn net.Conn) (h hello, clients *bootstrap.Bundle, err error) {
+	ctx, cancel := context.WithTimeout(ctx, waitLimit)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetReadDeadline(deadline)
+	defer func() { _ = conn.SetReadDeadline(time.Time{}) }()
+	if err := binary.Read(conn, binary.BigEndian, &h); err != nil {
+		return h, nil, err
+	}
+	clients, err = bootstrap.Read(ctx, conn)
+	return h, clients, err
 }
 
 // checkRegion refuses sessions whose request region would be too large.
@@ -198,9 +209,9 @@ type session struct {
 	workers                            []*worker
 }
 
-func (s *server) newSession(h hello) (*session, error) {
-	ss := &session{srv: s, clients: len(h.jfrs), window: h.window, value: h.value,
-		slot: slotSize(h.value), resp: respSize(h.value), regionToken: rand.Uint32() | 1}
+func (s *server) newSession(h hello, clients *bootstrap.Bundle) (*session, error) {
+	ss := &session{srv: s, clients: len(clients.Entries), window: int(h.Window), value: int(h.Value),
+		slot: slotSize(int(h.Value)), resp: respSize(int(h.Value)), regionToken: rand.Uint32() | 1}
 	slots := s.cfg.workers * ss.clients * ss.window
 	var err error
 	if ss.region, err = segment.Alloc(s.ctx, uint64(slots*ss.slot), segment.Config{Access: segment.Read | segment.Write,
@@ -215,18 +226,13 @@ func (s *server) newSession(h hello) (*session, error) {
 		return ss, err
 	}
 	for i := range s.cfg.workers {
-		w, err := newWorker(ss, i, h)
+		w, err := newWorker(ss, i, clients)
 		ss.workers = append(ss.workers, w)
 		if err != nil {
 			return ss, err
 		}
 	}
 	return ss, nil
-}
-
-func (ss *session) welcome() ([]byte, error) {
-	return welcome{workers: len(ss.workers), slot: ss.slot, regionToken: ss.regionToken, region: ss.region.Descriptor(),
-		jfrToken: ss.srv.jfrToken, jfr: ss.srv.jfr.Descriptor()}.marshal()
 }
 
 // close frees the session in URMA's order: the workers' imports and

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/spin"
@@ -51,7 +52,7 @@ type workerCounts struct{ gets, puts, bad uint64 }
 func (c *workerCounts) add(o workerCounts) { c.gets += o.gets; c.puts += o.puts; c.bad += o.bad }
 func (c *workerCounts) served() uint64     { return c.gets + c.puts + c.bad }
 
-func newWorker(ss *session, id int, h hello) (*worker, error) {
+func newWorker(ss *session, id int, clients *bootstrap.Bundle) (*worker, error) {
 	srv := ss.srv
 	depth := queueDepth(srv.ctx, ss.window, srv.cfg.signal)
 	w := &worker{id: id, ss: ss, signal: max(1, min(srv.cfg.signal, depth/2))}
@@ -67,13 +68,13 @@ func newWorker(ss *session, id int, h hello) (*worker, error) {
 	// A SEND gathers up to this many responses, as many as the
 	// client's buffers hold if the device allows that many SGEs.
 	gather := min(gatherFor(ss.window), srv.ctx.Device().Attr().MaxJFSSGE)
-	for i, d := range h.jfrs {
+	for i := range ss.clients {
 		r := &responder{b: newBatch(min(ss.window, 32), gather)}
 		w.out = append(w.out, r)
 		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: urma.RM, MaxSGE: gather, JFC: w.cq.JFC}); err != nil {
 			return w, err
 		}
-		if r.to, err = jetty.ImportJFR(srv.ctx, d, h.jfrToken); err != nil {
+		if r.to, err = clients.Import(srv.ctx, clientName(i)); err != nil {
 			return w, fmt.Errorf("import the JFR of client %d: %w", i, err)
 		}
 		if err := r.jfs.Advise(r.to); err != nil {

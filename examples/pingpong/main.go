@@ -16,6 +16,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/jetty"
 	_ "github.com/urma-go/sdk/provider/ib"
 	_ "github.com/urma-go/sdk/provider/loopback"
@@ -44,7 +45,7 @@ const (
 	slots      = 16 // receive buffers per side
 	queueDepth = 64
 	waitLimit  = 10 * time.Second
-	// The segment tokens; a real program sends them out of band with the descriptors.
+	// The tokens travel in the bundles, with the descriptors.
 	jfrToken = 0x5eed
 	segToken = 0xc0ffee
 )
@@ -99,7 +100,9 @@ type side struct {
 	jfs    *jetty.JFS
 	jfr    *jetty.JFR
 	buf    *segment.Segment
-	peer   *jetty.Remote // the other side's JFR
+	mem    *segment.Segment // the server's, for the client's WRITE and READ
+	target *segment.Target  // the client's import of mem
+	peer   *jetty.Remote    // the other side's JFR
 	size   int
 	event  bool
 	crs    []jetty.CR
@@ -159,11 +162,13 @@ func (s *side) close() error {
 	}
 	return errors.Join(
 		s.peer.Unimport(),
+		s.target.Unimport(),
 		s.jfs.Close(),
 		s.jfr.Close(),
 		s.jfc.Close(),
 		s.jfce.Close(),
 		s.buf.Unregister(),
+		s.mem.Unregister(),
 		s.ctx.Close(),
 	)
 }
@@ -294,30 +299,44 @@ func ping(c *side, count int) error {
 	return nil
 }
 
-// oneSided lets the client WRITE a pattern into a server segment and READ it
-// back, with the descriptor going through its 48-byte wire form. An RM JFS
-// names the imported server JFR as the target of one-sided requests too.
-func oneSided(srv, cli *side, size int) error {
-	mem, err := segment.Alloc(srv.ctx, uint64(size), segment.Config{
-		Access: segment.Read | segment.Write, TokenPolicy: segment.TokenPlainText, Token: segToken})
+// connect hands each side the other's bundle (its JFR, and the server's
+// segment, with their tokens) through a buffer, in the binary form two
+// processes would swap over a connection (see examples/echo). Each side
+// imports what it got and advises its JFS of the other's JFR.
+func connect(srv, cli *side) error {
+	var fromSrv, fromCli bootstrap.Bundle
+	fromSrv.AddJFR("inbox", srv.jfr, jfrToken)
+	fromSrv.AddSegment("mem", srv.mem, segToken)
+	fromCli.AddJFR("inbox", cli.jfr, jfrToken)
+	ctx := context.Background()
+	var wire bytes.Buffer
+	if err := errors.Join(bootstrap.Write(ctx, &wire, &fromSrv), bootstrap.Write(ctx, &wire, &fromCli)); err != nil {
+		return err
+	}
+	atCli, err := bootstrap.Read(ctx, &wire)
 	if err != nil {
 		return err
 	}
-	defer mem.Unregister()
-	wire, err := mem.Descriptor().MarshalBinary()
+	atSrv, err := bootstrap.Read(ctx, &wire)
 	if err != nil {
 		return err
 	}
-	var desc segment.Descriptor
-	if err := desc.UnmarshalBinary(wire); err != nil {
+	if cli.peer, err = atCli.Import(cli.ctx, "inbox"); err != nil {
 		return err
 	}
-	tgt, err := segment.Import(cli.ctx, desc, segToken)
-	if err != nil {
+	if cli.target, err = atCli.ImportSegment(cli.ctx, "mem"); err != nil {
 		return err
 	}
-	defer tgt.Unimport()
+	if srv.peer, err = atSrv.Import(srv.ctx, "inbox"); err != nil {
+		return err
+	}
+	return errors.Join(srv.jfs.Advise(srv.peer), cli.jfs.Advise(cli.peer))
+}
 
+// oneSided lets the client WRITE a pattern into the server's segment and
+// READ it back. An RM JFS names the imported server JFR as the target of
+// one-sided requests too.
+func oneSided(srv, cli *side, size int) error {
 	local, err := segment.Alloc(cli.ctx, uint64(2*size), segment.Config{Access: segment.LocalOnly})
 	if err != nil {
 		return err
@@ -327,16 +346,16 @@ func oneSided(srv, cli *side, size int) error {
 	for i := range src {
 		src[i] = byte(i*7 + 1)
 	}
-	if err := cli.jfs.Write(cli.peer, tgt.SGE(0, uint32(size)), local.SGE(0, uint32(size)), 0, 1); err != nil {
+	if err := cli.jfs.Write(cli.peer, cli.target.SGE(0, uint32(size)), local.SGE(0, uint32(size)), 0, 1); err != nil {
 		return err
 	}
 	if _, err := cli.expect(urma.OpWrite); err != nil {
 		return err
 	}
-	if !bytes.Equal(mem.Bytes(), src) {
+	if !bytes.Equal(srv.mem.Bytes(), src) {
 		return errors.New("write: the server's segment does not hold the written bytes")
 	}
-	if err := cli.jfs.Read(cli.peer, local.SGE(uint64(size), uint32(size)), tgt.SGE(0, uint32(size)), 0, 2); err != nil {
+	if err := cli.jfs.Read(cli.peer, local.SGE(uint64(size), uint32(size)), cli.target.SGE(0, uint32(size)), 0, 2); err != nil {
 		return err
 	}
 	if _, err := cli.expect(urma.OpRead); err != nil {
@@ -374,17 +393,11 @@ func run(w io.Writer, cfg config) (result, error) {
 	if err != nil {
 		return res, err
 	}
-	// Exchange the JFR descriptors (out of band in a real program).
-	if srv.peer, err = jetty.ImportJFR(srv.ctx, cli.jfr.Descriptor(), jfrToken); err != nil {
+	if srv.mem, err = segment.Alloc(srv.ctx, uint64(cfg.size), segment.Config{
+		Access: segment.Read | segment.Write, TokenPolicy: segment.TokenPlainText, Token: segToken}); err != nil {
 		return res, err
 	}
-	if cli.peer, err = jetty.ImportJFR(cli.ctx, srv.jfr.Descriptor(), jfrToken); err != nil {
-		return res, err
-	}
-	if err := srv.jfs.Advise(srv.peer); err != nil {
-		return res, err
-	}
-	if err := cli.jfs.Advise(cli.peer); err != nil {
+	if err := connect(srv, cli); err != nil {
 		return res, err
 	}
 

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand/v2"
-	"net"
 	"time"
 
+	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
@@ -73,29 +73,22 @@ func newEnd(name string, c exutil.Common, eid, slot, send int) (*end, error) {
 // sendBuf is where the next message is built.
 func (e *end) sendBuf() []byte { return e.msgs.Bytes()[recvSlots*e.slot:][:e.send] }
 
-// connect swaps {JFR descriptor, token} with the other end over c and
-// imports its JFR.
-func (e *end) connect(c net.Conn) error {
-	d, err := e.jfr.Descriptor().MarshalBinary()
+// connect swaps bundles with the other end over c: each sends its JFR and
+// the token that protects it and its views. It imports the other end's
+// JFR.
+func (e *end) connect(ctx context.Context, c io.ReadWriter) error {
+	var mine bootstrap.Bundle
+	mine.AddJFR("inbox", e.jfr, e.token)
+	theirs, err := bootstrap.Exchange(ctx, c, &mine)
 	if err != nil {
 		return err
 	}
-	if err := exutil.WriteMsg(c, binary.BigEndian.AppendUint32(d, e.token)); err != nil {
-		return err
-	}
-	b, err := exutil.ReadMsg(c)
+	inbox, err := theirs.Lookup("inbox")
 	if err != nil {
 		return err
 	}
-	if len(b) != jetty.DescriptorSize+4 {
-		return fmt.Errorf("out-of-band hello of %d bytes, want %d", len(b), jetty.DescriptorSize+4)
-	}
-	var pd jetty.Descriptor
-	if err := pd.UnmarshalBinary(b[:jetty.DescriptorSize]); err != nil {
-		return fmt.Errorf("peer's JFR descriptor: %w", err)
-	}
-	e.peerToken = binary.BigEndian.Uint32(b[jetty.DescriptorSize:])
-	if e.peer, err = jetty.ImportJFR(e.ctx, pd, e.peerToken); err != nil {
+	e.peerToken = inbox.Token
+	if e.peer, err = theirs.Import(e.ctx, "inbox"); err != nil {
 		return err
 	}
 	return e.jfs.Advise(e.peer)

@@ -78,20 +78,19 @@ func dial(ctx context.Context, w io.Writer, c config, work func(context.Context,
 		return err
 	}
 	defer conn.Close()
-	stop := exutil.Closer(ctx, conn)
-	defer stop()
-	if err := e.connect(conn); err != nil {
+	defer context.AfterFunc(ctx, func() { _ = conn.Close() })()
+	if err := e.connect(ctx, conn); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "storage: client on %v eid %v, connected to %v, %s mode\n", e.ctx.Device(), e.ctx.EID(), c.Addr, c.Mode)
 	if err := work(ctx, w, cl, c); err != nil {
 		return err
 	}
-	// Goodbye; the server answers once it stopped using our views.
-	if err := exutil.WriteMsg(conn, []byte("bye")); err != nil {
+	// Goodbye, a byte; the server answers once it stopped using our views.
+	if _, err := conn.Write([]byte{0}); err != nil {
 		return err
 	}
-	_, _ = exutil.ReadMsg(conn)
+	_, _ = conn.Read(make([]byte, 1))
 	return nil
 }
 

@@ -57,14 +57,14 @@ func serve(ctx context.Context, w io.Writer, c config, ln net.Listener) (err err
 		return err
 	}
 	defer conn.Close()
-	if err := e.connect(conn); err != nil {
+	if err := e.connect(ctx, conn); err != nil {
 		return err
 	}
-	// The client's goodbye (or its going away) ends the loop.
+	// The client's goodbye, a byte, (or its going away) ends the loop.
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
-		_, _ = exutil.ReadMsg(conn)
+		_, _ = conn.Read(make([]byte, 1))
 		cancel(errHangup)
 	}()
 	err = s.loop(sctx)
@@ -74,7 +74,7 @@ func serve(ctx context.Context, w io.Writer, c config, ln net.Listener) (err err
 	st := s.stats
 	fmt.Fprintf(w, "storage: server: %d writes, %d reads (%d inline, %d by RDMA), %d refused; %d objects, %d free chunks\n",
 		st.writes, st.reads, st.inline, st.rdma, st.refused, len(s.st.index), len(s.st.free))
-	_ = exutil.WriteMsg(conn, []byte("bye"))
+	_, _ = conn.Write([]byte{0}) // goodbye
 	return err
 }
 

@@ -2,49 +2,14 @@ package exutil
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
-	"io"
 	"net"
 	"time"
 )
 
 // The out-of-band channel: what URMA leaves to the application. A server
-// listens on a TCP address, a client connects, and they swap length-prefixed
-// messages (descriptors and tokens) before any RDMA happens.
-
-// MaxMsg bounds one out-of-band message.
-const MaxMsg = 1 << 16
-
-// WriteMsg writes b with a 4-byte big-endian length before it.
-func WriteMsg(w io.Writer, b []byte) error {
-	if len(b) > MaxMsg {
-		return fmt.Errorf("out-of-band message of %d bytes, limit %d", len(b), MaxMsg)
-	}
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-	if _, err := w.Write(append(n[:], b...)); err != nil {
-		return fmt.Errorf("out-of-band write: %w", err)
-	}
-	return nil
-}
-
-// ReadMsg reads one message written by WriteMsg.
-func ReadMsg(r io.Reader) ([]byte, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, fmt.Errorf("out-of-band read: %w", err)
-	}
-	size := binary.BigEndian.Uint32(n[:])
-	if size > MaxMsg {
-		return nil, fmt.Errorf("out-of-band message of %d bytes, limit %d", size, MaxMsg)
-	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, fmt.Errorf("out-of-band read: %w", err)
-	}
-	return b, nil
-}
+// listens on a TCP address, a client connects, and over that connection
+// they swap bootstrap bundles (descriptors and tokens) before any RDMA
+// happens.
 
 // Accept waits for one connection on l until ctx is done.
 func Accept(ctx context.Context, l net.Listener) (net.Conn, error) {
@@ -81,10 +46,4 @@ func Dial(ctx context.Context, addr string, wait time.Duration) (net.Conn, error
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// Closer closes the connection when ctx is done, so that a blocked read
-// returns; the returned stop ends that watch.
-func Closer(ctx context.Context, c net.Conn) (stop func() bool) {
-	return context.AfterFunc(ctx, func() { _ = c.Close() })
 }
