@@ -122,75 +122,84 @@ func (s *sender) postOne(op urma.Opcode, to *Remote, flags Flags, userCtx uint64
 	return nil
 }
 
-// Write posts a signaled WRITE of src (local) to dst (remote). to may be nil
-// on a Jetty bound in RC mode. flags can add Fence, Solicited or Inline.
-func (s *sender) Write(to *Remote, dst, src segment.SGE, flags Flags, userCtx uint64) error {
+// The helpers below post one signaled request each. They share one rule
+// for their arguments: first the imported JFR or Jetty the request goes
+// to, then the remote range (an SGE of a segment.Target imported from the
+// same peer), then the local range, then the request's own values, then
+// flags and the user context. Every one-sided request (WRITE, READ, the
+// atomics) names the peer's JFR or Jetty as a SEND does: import it with
+// ImportJFR or ImportJetty (or take it from a bootstrap.Bundle) besides
+// the segment. to may be nil only on a Jetty bound in RC mode, which uses
+// the bound remote.
+
+// Write posts a WRITE of local to remote, through to. flags can add Fence,
+// Solicited or Inline.
+func (s *sender) Write(to *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpWrite, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(src)
-		w.Local, w.Remote = s.sge[:], rawSGE(dst)
+		s.sge[0] = rawSGE(local)
+		w.Local, w.Remote = s.sge[:], rawSGE(remote)
 	})
 }
 
-// WriteImm posts a signaled WRITE_IMM: the data lands in dst and the target
-// consumes a receive whose record carries imm.
-func (s *sender) WriteImm(to *Remote, dst, src segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
+// WriteImm posts a WRITE_IMM: the data lands in remote and the peer's JFR
+// or Jetty consumes a receive whose record carries imm.
+func (s *sender) WriteImm(to *Remote, remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpWriteImm, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(src)
-		w.Local, w.Remote, w.Imm = s.sge[:], rawSGE(dst), imm
+		s.sge[0] = rawSGE(local)
+		w.Local, w.Remote, w.Imm = s.sge[:], rawSGE(remote), imm
 	})
 }
 
-// Read posts a signaled READ of src (remote) into dst (local).
-func (s *sender) Read(from *Remote, dst, src segment.SGE, flags Flags, userCtx uint64) error {
+// Read posts a READ of remote into local, through from.
+func (s *sender) Read(from *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpRead, from, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(dst)
-		w.Local, w.Remote = s.sge[:], rawSGE(src)
+		s.sge[0] = rawSGE(local)
+		w.Local, w.Remote = s.sge[:], rawSGE(remote)
 	})
 }
 
-// Send posts a signaled SEND of src to the remote JFR or Jetty.
-func (s *sender) Send(to *Remote, src segment.SGE, flags Flags, userCtx uint64) error {
+// Send posts a SEND of local to the peer's JFR or Jetty.
+func (s *sender) Send(to *Remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpSend, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(src)
+		s.sge[0] = rawSGE(local)
 		w.Local = s.sge[:]
 	})
 }
 
-// SendImm posts a signaled SEND_IMM; the receiver's record carries imm.
-func (s *sender) SendImm(to *Remote, src segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
+// SendImm posts a SEND_IMM; the receiver's record carries imm.
+func (s *sender) SendImm(to *Remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpSendImm, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(src)
+		s.sge[0] = rawSGE(local)
 		w.Local, w.Imm = s.sge[:], imm
 	})
 }
 
-// CAS posts a signaled compare-and-swap on the 8 aligned bytes at dst
-// (remote): if they equal compare they become swap. The old value lands in
-// result (8 local bytes, host byte order). A helper: URMA has CAS only as an
-// opcode of a posted request.
-func (s *sender) CAS(to *Remote, dst, result segment.SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
+// CompareSwap posts a CAS on the 8 aligned bytes of remote: if they equal
+// compare they become swap. The old value lands in result (8 local bytes,
+// host byte order).
+func (s *sender) CompareSwap(to *Remote, remote, result segment.SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpCAS, to, flags, userCtx, func(w *provider.WR) {
 		s.sge[0] = rawSGE(result)
-		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], rawSGE(dst), compare, swap
+		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], rawSGE(remote), compare, swap
 	})
 }
 
-// FAA posts a signaled fetch-and-add of add to the 8 aligned bytes at dst;
-// the old value lands in result. A helper over the FADD opcode.
-func (s *sender) FAA(to *Remote, dst, result segment.SGE, add uint64, flags Flags, userCtx uint64) error {
-	return s.Atomic(urma.OpFAdd, to, dst, result, add, flags, userCtx)
+// FetchAdd posts a FADD of add to the 8 aligned bytes of remote; the old
+// value lands in result.
+func (s *sender) FetchAdd(to *Remote, remote, result segment.SGE, add uint64, flags Flags, userCtx uint64) error {
+	return s.Atomic(urma.OpFAdd, to, remote, result, add, flags, userCtx)
 }
 
-// Atomic posts a signaled SWAP, FADD, FSUB, FAND, FOR or FXOR with operand on
-// the 8 aligned bytes at dst; the old value lands in result.
-func (s *sender) Atomic(op urma.Opcode, to *Remote, dst, result segment.SGE, operand uint64, flags Flags, userCtx uint64) error {
+// Atomic posts a SWAP, FADD, FSUB, FAND, FOR or FXOR with operand on the
+// 8 aligned bytes of remote; the old value lands in result.
+func (s *sender) Atomic(op urma.Opcode, to *Remote, remote, result segment.SGE, operand uint64, flags Flags, userCtx uint64) error {
 	if !op.IsAtomic() || op == urma.OpCAS {
 		return &PostError{Op: s.kind + " atomic", Err: provider.Errorf(urma.ErrInvalid,
-			"%v is not a single-operand atomic (use CAS for compare-and-swap)", op)}
+			"%v is not a single-operand atomic (use CompareSwap)", op)}
 	}
 	return s.postOne(op, to, flags, userCtx, func(w *provider.WR) {
 		s.sge[0] = rawSGE(result)
-		w.Local, w.Remote, w.Operand = s.sge[:], rawSGE(dst), operand
+		w.Local, w.Remote, w.Operand = s.sge[:], rawSGE(remote), operand
 	})
 }
 

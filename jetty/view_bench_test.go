@@ -49,7 +49,7 @@ func BenchmarkView(b *testing.B) {
 					if op == urma.OpWrite {
 						err = f.ajfs.Write(f.atob, rt.SGE(0, c.wire), c.local, 0, 1)
 					} else {
-						err = f.ajfs.Read(f.atob, c.local, rt.SGE(0, c.wire), 0, 1)
+						err = f.ajfs.Read(f.atob, rt.SGE(0, c.wire), c.local, 0, 1)
 					}
 					if err != nil {
 						b.Fatal(err)

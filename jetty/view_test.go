@@ -228,7 +228,7 @@ func viewScatterRead(f *viewFix) {
 	rt, err := segment.Import(f.a, src.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
-	require.NoError(f.t, f.ajfs.Read(f.atob, v.SGE(0, 450), rt.SGE(0, 450), 0, 7))
+	require.NoError(f.t, f.ajfs.Read(f.atob, rt.SGE(0, 450), v.SGE(0, 450), 0, 7))
 	cr := f.ok(f.ajfc, 7)
 	require.EqualValues(f.t, 450, cr.Len)
 	// The stream landed in the pieces; the skipped bytes kept their values.
@@ -290,7 +290,7 @@ func viewInsertChunks(f *viewFix) {
 	rt, err := segment.Import(f.a, src.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
-	require.NoError(f.t, f.ajfs.Read(f.atob, v.SGE(0, n*4096), rt.SGE(0, n*4092), 0, 21))
+	require.NoError(f.t, f.ajfs.Read(f.atob, rt.SGE(0, n*4092), v.SGE(0, n*4096), 0, 21))
 	f.ok(f.ajfc, 21)
 	f.same(chunks(segment.SigCRC32, segment.BlockChunk, src.Bytes()), m.Bytes(), "m.Bytes()")
 	for i := 0; i < n; i++ {
@@ -430,7 +430,7 @@ func viewExposed(f *viewFix) {
 
 	// The peer READs the plain data: the CRCs were checked and stripped.
 	buf := f.seg(f.b, n*4092, segment.LocalOnly)
-	require.NoError(f.t, f.bjfs.Read(f.btoa, buf.SGE(0, n*4092), rt.SGE(0, n*4092), 0, 71))
+	require.NoError(f.t, f.bjfs.Read(f.btoa, rt.SGE(0, n*4092), buf.SGE(0, n*4092), 0, 71))
 	f.ok(f.bjfc, 71)
 	f.same(plain, buf.Bytes(), "buf.Bytes()")
 
@@ -450,7 +450,7 @@ func viewExposed(f *viewFix) {
 	again, err := v.Expose()
 	require.NoError(f.t, err)
 	require.Equal(f.t, desc, again)
-	require.NoError(f.t, f.bjfs.Read(f.btoa, buf.SGE(0, 4092), rt.SGE(0, 4092), 0, 73))
+	require.NoError(f.t, f.bjfs.Read(f.btoa, rt.SGE(0, 4092), buf.SGE(0, 4092), 0, 73))
 	f.ok(f.bjfc, 73)
 	f.same(m.Bytes()[4096:8188], buf.Bytes()[:4092], "chunk 1 read through the reconfigured view")
 }
@@ -476,7 +476,7 @@ func viewInvalidate(f *viewFix) {
 	_, err = v.Expose()
 	require.ErrorIs(f.t, err, urma.ErrInvalid)
 	// Remotely: the peer's access is aborted.
-	require.NoError(f.t, f.bjfs.Read(f.btoa, buf.SGE(0, 512), rt.SGE(0, 512), 0, 82))
+	require.NoError(f.t, f.bjfs.Read(f.btoa, rt.SGE(0, 512), buf.SGE(0, 512), 0, 82))
 	cr := f.poll(f.bjfc)
 	require.Equal(f.t, urma.CRRemAccessAbortErr, cr.Status, "READ of an invalidated view: %v", cr)
 
@@ -522,7 +522,7 @@ func viewRefusals(f *viewFix) {
 	// Past its end.
 	require.ErrorIs(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 100), v.SGE(4100, 100), 0, 92), urma.ErrRange)
 	// Atomics do not run through views, and a view is not a remote side.
-	err = f.ajfs.FAA(f.atob, rt.SGE(0, 8), v.SGE(0, 8), 1, 0, 93)
+	err = f.ajfs.FetchAdd(f.atob, rt.SGE(0, 8), v.SGE(0, 8), 1, 0, 93)
 	require.ErrorIs(f.t, err, urma.ErrInvalid)
 	require.ErrorIs(f.t, f.ajfs.Write(f.atob, v.SGE(0, 4100), m.SGE(0, 4100), 0, 94), urma.ErrInvalid)
 	// Exposing a local view.

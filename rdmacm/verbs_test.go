@@ -126,7 +126,7 @@ func TestVerbsPeer(t *testing.T) {
 			require.NoError(t, srv.j.Write(nil, t0.SGE(0, 21), srv.seg.SGE(100, 21), 0, 11))
 			cr = srv.next(t)
 			require.True(t, cr.OK(), "%v", cr)
-			require.NoError(t, srv.j.Read(nil, srv.seg.SGE(200, 17), t0.SGE(512, 17), 0, 12))
+			require.NoError(t, srv.j.Read(nil, t0.SGE(512, 17), srv.seg.SGE(200, 17), 0, 12))
 			cr = srv.next(t)
 			require.True(t, cr.OK(), "%v", cr)
 			assert.Equal(t, "written by the server", string(cli.seg.Bytes()[:21]))

@@ -66,7 +66,7 @@ func ExampleView() {
 	}
 
 	// READ: plain on the wire, signed in memory.
-	if err := jfs.Read(toClient, view.SGE(0, uint32(view.Len())), remote.SGE(0, chunks*4092), 0, 1); err != nil {
+	if err := jfs.Read(toClient, remote.SGE(0, chunks*4092), view.SGE(0, uint32(view.Len())), 0, 1); err != nil {
 		log.Fatal(err)
 	}
 	cr := poll()

@@ -96,7 +96,7 @@ func add(ctx context.Context, uctx *urma.Context, addr string, n int) {
 	crs := make([]jetty.CR, 1)
 	var last uint64
 	for i := range n {
-		check(jfs.FAA(owner, counter.SGE(0, 8), old.SGE(0, 8), 1, 0, uint64(i)))
+		check(jfs.FetchAdd(owner, counter.SGE(0, 8), old.SGE(0, 8), 1, 0, uint64(i)))
 		must(jfc.PollWait(ctx, crs, 0))
 		check(crs[0].Err())
 		last = binary.LittleEndian.Uint64(old.Bytes()) // the counter before this add

@@ -187,7 +187,7 @@ func run(w io.Writer) error {
 	if err := peerJFS.Write(remote, target.SGE(0, n), local.SGE(0, n), 0, 1); err != nil {
 		return err
 	}
-	if err := peerJFS.Read(remote, local.SGE(64, n), target.SGE(0, n), 0, 2); err != nil {
+	if err := peerJFS.Read(remote, target.SGE(0, n), local.SGE(64, n), 0, 2); err != nil {
 		return err
 	}
 	if err := complete(peerJFC, crs[:2]); err != nil { // the WRITE's record, then the READ's
@@ -229,7 +229,7 @@ func run(w io.Writer) error {
 
 	// guide:begin fadd
 	binary.NativeEndian.PutUint64(mem.Bytes()[512:], 40) // the owner's counter
-	if err := peerJFS.FAA(remote, target.SGE(512, 8), local.SGE(256, 8), 2, 0, 4); err != nil {
+	if err := peerJFS.FetchAdd(remote, target.SGE(512, 8), local.SGE(256, 8), 2, 0, 4); err != nil {
 		return err
 	}
 	if err := complete(peerJFC, crs[:1]); err != nil {

@@ -45,7 +45,7 @@ func rlat(ctx context.Context, w io.Writer, p *peer, o options, remote ad) error
 	n := uint32(min(o.size, int(remote.size)))
 	begin := time.Now()
 	for i := 0; i < o.count; i++ {
-		if err := p.jetty.Read(nil, p.rdma.SGE(0, n), t.SGE(0, n), 0, readCtx); err != nil {
+		if err := p.jetty.Read(nil, t.SGE(0, n), p.rdma.SGE(0, n), 0, readCtx); err != nil {
 			return err
 		}
 		if _, err := p.await(ctx, false, readCtx); err != nil {

@@ -59,7 +59,7 @@ func pingServer(ctx context.Context, w io.Writer, p *peer, o options) error {
 		if err != nil {
 			return err
 		}
-		if err := p.jetty.Read(nil, p.rdma.SGE(0, src.size), t.SGE(0, src.size), 0, readCtx); err != nil {
+		if err := p.jetty.Read(nil, t.SGE(0, src.size), p.rdma.SGE(0, src.size), 0, readCtx); err != nil {
 			return err
 		}
 		if _, err := p.await(ctx, false, readCtx); err != nil {

@@ -355,7 +355,7 @@ func oneSided(srv, cli *side, size int) error {
 	if !bytes.Equal(srv.mem.Bytes(), src) {
 		return errors.New("write: the server's segment does not hold the written bytes")
 	}
-	if err := cli.jfs.Read(cli.peer, local.SGE(uint64(size), uint32(size)), cli.target.SGE(0, uint32(size)), 0, 2); err != nil {
+	if err := cli.jfs.Read(cli.peer, cli.target.SGE(0, uint32(size)), local.SGE(uint64(size), uint32(size)), 0, 2); err != nil {
 		return err
 	}
 	if _, err := cli.expect(urma.OpRead); err != nil {

@@ -211,7 +211,7 @@ func (s *server) rdma(ctx context.Context, r request, chunks []int, op urma.Opco
 	}
 	v := s.st.view.SGE(0, uint32(n))
 	if op == urma.OpRead {
-		err = s.jfs.Read(s.peer, v, t.SGE(0, uint32(n)), 0, rdmaCtx)
+		err = s.jfs.Read(s.peer, t.SGE(0, uint32(n)), v, 0, rdmaCtx)
 	} else {
 		err = s.jfs.Write(s.peer, t.SGE(0, uint32(n)), v, 0, rdmaCtx)
 	}

@@ -24,12 +24,12 @@ func splitCtx(u uint64) (int, int) { return int(u >> 56), int(u & (1<<56 - 1)) }
 
 // sendQueue is what a worker posts to: a JFS, or an RC Jetty.
 type sendQueue interface {
-	Write(to *jetty.Remote, dst, src segment.SGE, flags jetty.Flags, userCtx uint64) error
-	Read(from *jetty.Remote, dst, src segment.SGE, flags jetty.Flags, userCtx uint64) error
-	Send(to *jetty.Remote, src segment.SGE, flags jetty.Flags, userCtx uint64) error
-	SendImm(to *jetty.Remote, src segment.SGE, imm uint64, flags jetty.Flags, userCtx uint64) error
-	CAS(to *jetty.Remote, dst, result segment.SGE, compare, swap uint64, flags jetty.Flags, userCtx uint64) error
-	FAA(to *jetty.Remote, dst, result segment.SGE, add uint64, flags jetty.Flags, userCtx uint64) error
+	Write(to *jetty.Remote, remote, local segment.SGE, flags jetty.Flags, userCtx uint64) error
+	Read(from *jetty.Remote, remote, local segment.SGE, flags jetty.Flags, userCtx uint64) error
+	Send(to *jetty.Remote, local segment.SGE, flags jetty.Flags, userCtx uint64) error
+	SendImm(to *jetty.Remote, local segment.SGE, imm uint64, flags jetty.Flags, userCtx uint64) error
+	CompareSwap(to *jetty.Remote, remote, result segment.SGE, compare, swap uint64, flags jetty.Flags, userCtx uint64) error
+	FetchAdd(to *jetty.Remote, remote, result segment.SGE, add uint64, flags jetty.Flags, userCtx uint64) error
 	Flush(crs []jetty.CR) (int, error)
 	Query() (jetty.Attr, error)
 }
@@ -196,7 +196,7 @@ func (w *worker) postRead(slot int) error {
 	n := blockLen(w.idx, w.slotSeq[slot])
 	dst := slotOff(scratchOff, slot)
 	clear(w.mem(dst, n))
-	if err := w.sq.Read(w.to, w.local(dst, n), w.remote(slotOff(areaOff, slot), n), 0, userCtx(kindRead, slot)); err != nil {
+	if err := w.sq.Read(w.to, w.remote(slotOff(areaOff, slot), n), w.local(dst, n), 0, userCtx(kindRead, slot)); err != nil {
 		return err
 	}
 	w.inFlight++
@@ -234,9 +234,9 @@ func (w *worker) postAtomic(cas bool) error {
 	res := w.local(resultOff, 8)
 	var err error
 	if cas {
-		err = w.sq.CAS(w.to, w.remote(atomicOff+8, 8), res, w.casNext, w.casNext+add, 0, userCtx(kindCAS, int(add)))
+		err = w.sq.CompareSwap(w.to, w.remote(atomicOff+8, 8), res, w.casNext, w.casNext+add, 0, userCtx(kindCAS, int(add)))
 	} else {
-		err = w.sq.FAA(w.to, w.remote(atomicOff, 8), res, add, 0, userCtx(kindFAdd, int(add)))
+		err = w.sq.FetchAdd(w.to, w.remote(atomicOff, 8), res, add, 0, userCtx(kindFAdd, int(add)))
 	}
 	if err != nil {
 		return err

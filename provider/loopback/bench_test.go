@@ -95,7 +95,7 @@ func (p *pair) sendRecvPoll(tb testing.TB, size uint32) {
 }
 
 func (p *pair) casPoll(tb testing.TB, i uint64) {
-	must(tb, p.jfs.CAS(p.remote, p.tgt.SGE(0, 8), p.src.SGE(0, 8), i, i+1, 0, 4))
+	must(tb, p.jfs.CompareSwap(p.remote, p.tgt.SGE(0, 8), p.src.SGE(0, 8), i, i+1, 0, 4))
 	p.pollOne(tb, p.jfcA)
 }
 

@@ -205,7 +205,7 @@ func TestRemoteMemory(t *testing.T) {
 	require.NoError(t, err)
 	l, err := segment.Alloc(a, 64, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)
-	require.NoError(t, jfs.Read(r, l.SGE(0, 24), tg.SGE(0, 24), 0, 1))
+	require.NoError(t, jfs.Read(r, tg.SGE(0, 24), l.SGE(0, 24), 0, 1))
 	require.Equal(t, urma.CRSuccess, pollOne(t, jfc).Status)
 	require.Equal(t, "written here, read there", string(l.Bytes()[:24]))
 

@@ -128,10 +128,10 @@ func TestXProcStoppedTarget(t *testing.T) {
 	waitStopped(t, x.peer.Pid())
 	n := uint32(len(pattern))
 	require.NoError(t, jfs.Write(rem, tgt.SGE(0, n), local.SGE(0, n), 0, 1))
-	require.NoError(t, jfs.Read(rem, local.SGE(1024, n), tgt.SGE(0, n), 0, 2))
-	require.NoError(t, jfs.CAS(rem, tgt.SGE(512, 8), local.SGE(2048, 8), 0, 7, 0, 3))
-	require.NoError(t, jfs.FAA(rem, tgt.SGE(512, 8), local.SGE(2056, 8), 5, 0, 4))
-	require.NoError(t, jfs.CAS(rem, tgt.SGE(512, 8), local.SGE(2064, 8), 7, 100, 0, 5)) // fails: value is 12
+	require.NoError(t, jfs.Read(rem, tgt.SGE(0, n), local.SGE(1024, n), 0, 2))
+	require.NoError(t, jfs.CompareSwap(rem, tgt.SGE(512, 8), local.SGE(2048, 8), 0, 7, 0, 3))
+	require.NoError(t, jfs.FetchAdd(rem, tgt.SGE(512, 8), local.SGE(2056, 8), 5, 0, 4))
+	require.NoError(t, jfs.CompareSwap(rem, tgt.SGE(512, 8), local.SGE(2064, 8), 7, 100, 0, 5)) // fails: value is 12
 	crs := pollN(t, jfc, 5, 5*time.Second)
 	for i, cr := range crs {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
@@ -306,7 +306,7 @@ func killOnce(t *testing.T, run int) {
 			case 1:
 				err = jfs.Write(rem, tgt.SGE(4096, 4096), local.SGE(4096, 4096), 0, uint64(posted))
 			default:
-				err = jfs.Read(rem, local.SGE(8192, 4096), tgt.SGE(0, 4096), 0, uint64(posted))
+				err = jfs.Read(rem, tgt.SGE(0, 4096), local.SGE(8192, 4096), 0, uint64(posted))
 			}
 			if err == nil {
 				posted++
@@ -458,7 +458,7 @@ func TestXProcCallerMemory(t *testing.T) {
 	n := uint32(len(msg))
 	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})
 	require.NoError(t, jfs.Write(rem, tgt.SGE(10, n), local.SGE(0, n), 0, 1))
-	require.NoError(t, jfs.Read(rem, local.SGE(1000, n), tgt.SGE(10, n), 0, 2))
+	require.NoError(t, jfs.Read(rem, tgt.SGE(10, n), local.SGE(1000, n), 0, 2))
 	require.NoError(t, jfs.Send(rem, local.SGE(0, n), 0, 3))
 	for _, cr := range pollN(t, jfc, 3, 5*time.Second) {
 		require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
@@ -471,7 +471,7 @@ func TestXProcCallerMemory(t *testing.T) {
 	require.Equal(t, n, rcr.Len)
 	require.Equal(t, msg, buf[4096+100:4096+100+n])
 
-	err = jfs.FAA(rem, tgt.SGE(0, 8), local.SGE(0, 8), 1, 0, 4)
+	err = jfs.FetchAdd(rem, tgt.SGE(0, 8), local.SGE(0, 8), 1, 0, 4)
 	require.ErrorIs(t, err, urma.ErrNotSupported)
 }
 

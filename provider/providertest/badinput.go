@@ -72,7 +72,7 @@ func (e *env) stillWorks(b *bench) {
 	require.NoError(t, b.s.jfs.Write(b.r.remote, b.tg.SGE(0, 32), b.l.SGE(0, 32), 0, 1), "bench WRITE")
 	require.Equal(t, uint64(1), e.pollOK(b.s.jfc).UserCtx, "bench WRITE")
 	require.Equal(t, src, b.mem.Bytes()[:32], "bench WRITE")
-	require.NoError(t, b.s.jfs.Read(b.r.remote, b.l.SGE(64, 32), b.tg.SGE(0, 32), 0, 2), "bench READ")
+	require.NoError(t, b.s.jfs.Read(b.r.remote, b.tg.SGE(0, 32), b.l.SGE(64, 32), 0, 2), "bench READ")
 	require.Equal(t, uint64(2), e.pollOK(b.s.jfc).UserCtx, "bench READ")
 	require.Equal(t, src, b.l.Bytes()[64:96], "bench READ")
 	require.NoError(t, b.r.jfr.Recv(b.rb.SGE(0, 64), 3), "bench receive")

@@ -136,7 +136,7 @@ func testRead(t *testing.T, e *env) {
 	dst := e.seg(e.a, 4096, segment.LocalOnly)
 	src, tg := e.remoteSeg(4096, segment.Read)
 	fill(src.Bytes(), 5)
-	require.NoError(t, s.jfs.Read(r.remote, dst.SGE(8, 512), tg.SGE(1024, 512), 0, 0x88))
+	require.NoError(t, s.jfs.Read(r.remote, tg.SGE(1024, 512), dst.SGE(8, 512), 0, 0x88))
 	attr, _ := s.jfs.Query()
 	checkSendCR(t, e.pollOK(s.jfc), urma.OpRead, 0x88, 512, attr, r.jfr.Descriptor().ID)
 	require.Equal(t, src.Bytes()[1024:1536], dst.Bytes()[8:520])
@@ -193,12 +193,12 @@ func testCAS(t *testing.T, e *env) {
 	}
 	s, r, res, mem, tg := atomicSetup(e, 41)
 	// A failed compare leaves memory alone and returns the current value.
-	require.NoError(t, s.jfs.CAS(r.remote, tg.SGE(8, 8), res.SGE(0, 8), 40, 99, 0, 1))
+	require.NoError(t, s.jfs.CompareSwap(r.remote, tg.SGE(8, 8), res.SGE(0, 8), 40, 99, 0, 1))
 	attr, _ := s.jfs.Query()
 	checkSendCR(t, e.pollOK(s.jfc), urma.OpCAS, 1, 8, attr, r.jfr.Descriptor().ID)
 	require.Equal(t, uint64(41), binary.NativeEndian.Uint64(res.Bytes()))
 	require.Equal(t, uint64(41), binary.NativeEndian.Uint64(mem.Bytes()[8:]))
-	require.NoError(t, s.jfs.CAS(r.remote, tg.SGE(8, 8), res.SGE(0, 8), 41, 99, 0, 2))
+	require.NoError(t, s.jfs.CompareSwap(r.remote, tg.SGE(8, 8), res.SGE(0, 8), 41, 99, 0, 2))
 	checkSendCR(t, e.pollOK(s.jfc), urma.OpCAS, 2, 8, attr, r.jfr.Descriptor().ID)
 	require.Equal(t, uint64(41), binary.NativeEndian.Uint64(res.Bytes()))
 	require.Equal(t, uint64(99), binary.NativeEndian.Uint64(mem.Bytes()[8:]))
