@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"log"
@@ -79,7 +78,7 @@ func serve(ctx context.Context, uctx *urma.Context, addr string, clients int) {
 			log.Printf("a client left without saying done: %v", err)
 		}
 	}
-	fmt.Printf("counter = %d\n", binary.LittleEndian.Uint64(counter.Bytes()))
+	fmt.Printf("counter = %d\n", must(counter.Uint64(0)).Load())
 }
 
 // add adds 1 to the owner's counter n times, each FADD returning the old
@@ -93,13 +92,14 @@ func add(ctx context.Context, uctx *urma.Context, addr string, n int) {
 	jfc := must(jetty.NewJFC(uctx, jetty.JFCConfig{Depth: 16}))
 	jfs := must(jetty.NewJFS(uctx, jetty.JFSConfig{Depth: 16, JFC: jfc}))
 	old := must(segment.Alloc(uctx, 8, segment.Config{Access: segment.LocalOnly}))
+	oldWord := must(old.Uint64(0))
 	crs := make([]jetty.CR, 1)
 	var last uint64
 	for i := range n {
 		check(jfs.FetchAdd(owner, counter.SGE(0, 8), old.SGE(0, 8), 1, 0, uint64(i)))
 		must(jfc.PollWait(ctx, crs, 0))
 		check(crs[0].Err())
-		last = binary.LittleEndian.Uint64(old.Bytes()) // the counter before this add
+		last = oldWord.Load() // the counter before this add
 	}
 	fmt.Printf("added %d; the counter was %d before the last add\n", n, last)
 	_ = must(conn.Write([]byte{1}))
