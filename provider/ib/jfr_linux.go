@@ -11,6 +11,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -70,18 +71,12 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	a := c.dev.attr
-	switch {
-	case !a.SupportsMode(cfg.Mode):
-		return nil, provider.Errorf(provider.ErrNotSupported, "%v mode on %s", cfg.Mode, c.dev.info.Name)
-	case cfg.Depth <= 0 || cfg.Depth > a.MaxJFRDepth:
-		return nil, provider.Errorf(provider.ErrInvalid, "jfr depth %d, device allows 1..%d", cfg.Depth, a.MaxJFRDepth)
-	case cfg.MaxSGE <= 0 || cfg.MaxSGE > a.MaxJFRSGE:
-		return nil, provider.Errorf(provider.ErrInvalid, "jfr max sge %d, device allows 1..%d", cfg.MaxSGE, a.MaxJFRSGE)
-	case cfg.Mode == provider.UM && cfg.MaxSGE >= a.MaxJFRSGE:
+	a := &c.dev.attr
+	if err := qcheck.Recv(&cfg, a, c.dev.info.Name); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == provider.UM && cfg.MaxSGE >= a.MaxJFRSGE {
 		return nil, provider.Errorf(provider.ErrInvalid, "UM jfr max sge %d, device allows 1..%d (one SGE of each receive takes the datagram's routing header)", cfg.MaxSGE, a.MaxJFRSGE-1)
-	case cfg.TokenPolicy > provider.TokenPlainText:
-		return nil, provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
 	}
 	jc, err := c.ownJFC(cfg.JFC)
 	if err != nil {

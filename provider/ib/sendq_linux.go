@@ -14,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -117,18 +118,9 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	a := c.dev.attr
-	switch {
-	case !a.SupportsMode(cfg.Mode):
-		return nil, provider.Errorf(provider.ErrNotSupported, "%v mode on %s", cfg.Mode, c.dev.info.Name)
-	case cfg.Depth <= 0 || cfg.Depth > a.MaxJFSDepth:
-		return nil, provider.Errorf(provider.ErrInvalid, "jfs depth %d, device allows 1..%d", cfg.Depth, a.MaxJFSDepth)
-	case cfg.MaxSGE <= 0 || cfg.MaxSGE > a.MaxJFSSGE:
-		return nil, provider.Errorf(provider.ErrInvalid, "jfs max sge %d, device allows 1..%d", cfg.MaxSGE, a.MaxJFSSGE)
-	case cfg.MaxInline < 0 || cfg.MaxInline > a.MaxInline:
-		return nil, provider.Errorf(provider.ErrInvalid, "jfs max inline %d, device allows 0..%d", cfg.MaxInline, a.MaxInline)
-	case cfg.RNRRetry < 0 || cfg.RNRRetry > 7:
-		return nil, provider.Errorf(provider.ErrInvalid, "rnr retry %d, 0..7 (7 retries forever)", cfg.RNRRetry)
+	a := &c.dev.attr
+	if err := qcheck.Send(&cfg, a, c.dev.info.Name); err != nil {
+		return nil, err
 	}
 	jc, err := c.ownJFC(cfg.JFC)
 	if err != nil {

@@ -45,6 +45,10 @@ const (
 	maxSegment = maxMsgSize * 16
 )
 
+// queueLimits are the device's attributes that queue configurations are
+// checked against.
+var queueLimits = (&device{}).Attr()
+
 // loopbackAtomics is every URMA atomic: loopback executes them on the CPU.
 var loopbackAtomics = provider.AtomicOpsOf(provider.OpCAS, provider.OpSwap, provider.OpFAdd,
 	provider.OpFSub, provider.OpFAnd, provider.OpFOr, provider.OpFXor)

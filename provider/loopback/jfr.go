@@ -8,6 +8,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -93,17 +94,8 @@ type rqView struct {
 }
 
 func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
-	if cfg.Depth <= 0 || cfg.Depth > maxDepth {
-		return nil, provider.Errorf(provider.ErrInvalid, "jfr depth %d not in [1,%d]", cfg.Depth, maxDepth)
-	}
-	if cfg.MaxSGE <= 0 || cfg.MaxSGE > maxSGE {
-		return nil, provider.Errorf(provider.ErrInvalid, "jfr max sge %d not in [1,%d]", cfg.MaxSGE, maxSGE)
-	}
-	if !cfg.Mode.Valid() {
-		return nil, provider.Errorf(provider.ErrInvalid, "transport mode %v", cfg.Mode)
-	}
-	if cfg.TokenPolicy > provider.TokenPlainText {
-		return nil, provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
+	if err := qcheck.Recv(&cfg, &queueLimits, DeviceName); err != nil {
+		return nil, err
 	}
 	j, err := c.ownJFC(cfg.JFC)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -71,20 +72,8 @@ type sendq struct {
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
-	if cfg.Depth <= 0 || cfg.Depth > maxDepth {
-		return nil, provider.Errorf(provider.ErrInvalid, "jfs depth %d not in [1,%d]", cfg.Depth, maxDepth)
-	}
-	if cfg.MaxSGE <= 0 || cfg.MaxSGE > maxSGE {
-		return nil, provider.Errorf(provider.ErrInvalid, "jfs max sge %d not in [1,%d]", cfg.MaxSGE, maxSGE)
-	}
-	if cfg.MaxInline < 0 || cfg.MaxInline > maxInline {
-		return nil, provider.Errorf(provider.ErrInvalid, "jfs max inline %d not in [0,%d]", cfg.MaxInline, maxInline)
-	}
-	if !cfg.Mode.Valid() {
-		return nil, provider.Errorf(provider.ErrInvalid, "transport mode %v", cfg.Mode)
-	}
-	if cfg.RNRRetry < 0 || cfg.RNRRetry > 7 || cfg.RNRTimeout < 0 {
-		return nil, provider.Errorf(provider.ErrInvalid, "rnr retry %d / timeout %v", cfg.RNRRetry, cfg.RNRTimeout)
+	if err := qcheck.Send(&cfg, &queueLimits, DeviceName); err != nil {
+		return nil, err
 	}
 	j, err := c.ownJFC(cfg.JFC)
 	if err != nil {
