@@ -13,7 +13,7 @@
 // binds a Jetty to exactly one remote Jetty with Bind, and UM sends messages
 // only (one-sided requests are refused at Post).
 //
-// A local SGE may name a segment.View: a layout of registered memory with
+// A local SGE may name a view.View: a layout of registered memory with
 // optional block signatures. Post then runs the request through the view's
 // software path (its data is gathered, signed or checked into a bounce
 // segment first when the view is the source), and the JFC that receives the

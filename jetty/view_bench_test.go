@@ -7,6 +7,7 @@ import (
 
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 // BenchmarkView compares, on loopback, a plain WRITE and READ of 64
@@ -26,11 +27,11 @@ func BenchmarkView(b *testing.B) {
 	rt, err := segment.Import(a, dst.Descriptor(), 0)
 	require.NoError(b, err)
 	defer rt.Close()
-	layout := segment.Layout{Repeat: chunks, Entries: []segment.LayoutEntry{
+	layout := view.Layout{Repeat: chunks, Entries: []view.LayoutEntry{
 		{Mem: m, Off: 0, Bytes: 4048, Skip: 48}, {Mem: m, Off: 4048, Bytes: 48, Skip: 4048}}}
-	plainView := f.view(segment.ViewConfig{Layout: layout})
-	sigView := f.view(segment.ViewConfig{Layout: layout,
-		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk}})
+	plainView := f.view(view.Config{Layout: layout})
+	sigView := f.view(view.Config{Layout: layout,
+		Memory: &view.Signature{Kind: view.SigCRC32, BlockSize: view.BlockChunk}})
 	for _, c := range []struct {
 		name  string
 		local segment.SGE
@@ -67,5 +68,5 @@ func BenchmarkView(b *testing.B) {
 // 4092-byte parts: what a clean storage segment holds.
 func chunks4096(b []byte) []byte {
 	n := len(b) / 4096
-	return chunks(segment.SigCRC32, segment.BlockChunk, b[:n*4092])
+	return chunks(view.SigCRC32, view.BlockChunk, b[:n*4092])
 }

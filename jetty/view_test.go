@@ -14,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 // viewFix is two contexts with a queue each, imported both ways: a owns
@@ -85,8 +86,8 @@ func fill(b []byte) {
 }
 
 // view makes a view of a.
-func (f *viewFix) view(cfg segment.ViewConfig) *segment.View {
-	v, err := segment.NewView(f.a, cfg)
+func (f *viewFix) view(cfg view.Config) *view.View {
+	v, err := view.New(f.a, cfg)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { require.NoError(f.t, v.Close()) })
 	return v
@@ -139,9 +140,9 @@ func (f *viewFix) sigErr(jfc *jetty.JFC, ctx uint64) {
 
 // chunks protects plain with sig the way the test expects the SDK to:
 // hash/crc32 of each block, big-endian, after it.
-func chunks(kind segment.SigKind, block int, plain []byte) []byte {
+func chunks(kind view.SigKind, block int, plain []byte) []byte {
 	tab := crc32.IEEETable
-	if kind == segment.SigCRC32C {
+	if kind == view.SigCRC32C {
 		tab = crc32.MakeTable(crc32.Castagnoli)
 	}
 	var out []byte
@@ -180,8 +181,8 @@ func runViewSuite(t *testing.T, pair func(t testing.TB) (*urma.Context, *urma.Co
 
 // interleaved is the layout of the tests' scatter and gather: two entries
 // over one segment, three times, and the stream it should give.
-func interleaved(m *segment.Segment) (segment.Layout, []byte) {
-	l := segment.Layout{Repeat: 3, Entries: []segment.LayoutEntry{
+func interleaved(m *segment.Segment) (view.Layout, []byte) {
+	l := view.Layout{Repeat: 3, Entries: []view.LayoutEntry{
 		{Mem: m, Off: 0, Bytes: 100, Skip: 200},
 		{Mem: m, Off: 100, Bytes: 50, Skip: 250},
 	}}
@@ -197,7 +198,7 @@ func viewGatherWrite(f *viewFix) {
 	m := f.seg(f.a, 1024, segment.LocalOnly)
 	list := f.seg(f.a, 64, segment.LocalOnly)
 	l, want := interleaved(m)
-	v := f.view(segment.ViewConfig{Layout: l})
+	v := f.view(view.Config{Layout: l})
 	dst := f.seg(f.b, 1024, segment.Read|segment.Write)
 	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
@@ -212,7 +213,7 @@ func viewGatherWrite(f *viewFix) {
 	f.same(want[120:320], dst.Bytes()[500:700], "dst.Bytes()[500:700]")
 
 	// The list form: two pieces of two segments, in order.
-	lv := f.view(segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{
+	lv := f.view(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{
 		{Mem: list, Off: 40, Bytes: 24}, {Mem: m, Off: 1000, Bytes: 24}}}})
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 48), lv.SGE(0, 48), 0, 3))
 	f.ok(f.ajfc, 3)
@@ -223,7 +224,7 @@ func viewScatterRead(f *viewFix) {
 	m := f.seg(f.a, 1024, segment.LocalOnly)
 	before := append([]byte{}, m.Bytes()...)
 	l, _ := interleaved(m)
-	v := f.view(segment.ViewConfig{Layout: l})
+	v := f.view(view.Config{Layout: l})
 	src := f.seg(f.b, 450, segment.Read)
 	rt, err := segment.Import(f.a, src.Descriptor(), 0)
 	require.NoError(f.t, err)
@@ -244,7 +245,7 @@ func viewSendRecv(f *viewFix) {
 	m := f.seg(f.a, 1024, segment.LocalOnly)
 	before := append([]byte{}, m.Bytes()...)
 	l, _ := interleaved(m)
-	v := f.view(segment.ViewConfig{Layout: l})
+	v := f.view(view.Config{Layout: l})
 	require.NoError(f.t, f.ajfr.Recv(v.SGE(0, 450), 11))
 	src := f.seg(f.b, 300, segment.LocalOnly)
 	require.NoError(f.t, f.bjfs.Send(f.btoa, src.SGE(0, 300), 0, 12))
@@ -269,13 +270,13 @@ func viewSendRecv(f *viewFix) {
 
 // storageView is the storage example's server memory: n chunks of 4096
 // bytes, 4048 of data and 48 of metadata, the CRC32 last, in one segment.
-func storageView(f *viewFix, m *segment.Segment, n int, wire *segment.Signature) *segment.View {
-	return f.view(segment.ViewConfig{
-		Layout: segment.Layout{Repeat: n, Entries: []segment.LayoutEntry{
+func storageView(f *viewFix, m *segment.Segment, n int, wire *view.Signature) *view.View {
+	return f.view(view.Config{
+		Layout: view.Layout{Repeat: n, Entries: []view.LayoutEntry{
 			{Mem: m, Off: 0, Bytes: 4048, Skip: 48},
 			{Mem: m, Off: 4048, Bytes: 48, Skip: 4048},
 		}},
-		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk},
+		Memory: &view.Signature{Kind: view.SigCRC32, BlockSize: view.BlockChunk},
 		Wire:   wire,
 	})
 }
@@ -292,7 +293,7 @@ func viewInsertChunks(f *viewFix) {
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Read(f.atob, rt.SGE(0, n*4092), v.SGE(0, n*4096), 0, 21))
 	f.ok(f.ajfc, 21)
-	f.same(chunks(segment.SigCRC32, segment.BlockChunk, src.Bytes()), m.Bytes(), "m.Bytes()")
+	f.same(chunks(view.SigCRC32, view.BlockChunk, src.Bytes()), m.Bytes(), "m.Bytes()")
 	for i := 0; i < n; i++ {
 		c := m.Bytes()[i*4096 : (i+1)*4096]
 		require.Equal(f.t, crc32.ChecksumIEEE(c[:4092]), binary.BigEndian.Uint32(c[4092:]), "chunk %d", i)
@@ -302,15 +303,15 @@ func viewInsertChunks(f *viewFix) {
 
 func viewInsertWire(f *viewFix) {
 	m := f.seg(f.a, 2*512, segment.LocalOnly)
-	v := f.view(segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 1024}}},
-		Wire: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.Block512}})
+	v := f.view(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 1024}}},
+		Wire: &view.Signature{Kind: view.SigCRC32, BlockSize: view.Block512}})
 	dst := f.seg(f.b, 1032, segment.Read|segment.Write)
 	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 1032), v.SGE(0, 1024), 0, 31))
 	require.EqualValues(f.t, 1032, f.ok(f.ajfc, 31).Len)
-	f.same(chunks(segment.SigCRC32, 512, m.Bytes()), dst.Bytes(), "dst.Bytes()")
+	f.same(chunks(view.SigCRC32, 512, m.Bytes()), dst.Bytes(), "dst.Bytes()")
 }
 
 func viewStripBad(f *viewFix) {
@@ -318,7 +319,7 @@ func viewStripBad(f *viewFix) {
 	m := f.seg(f.a, n*4096, segment.LocalOnly)
 	plain := make([]byte, n*4092)
 	fill(plain)
-	copy(m.Bytes(), chunks(segment.SigCRC32, segment.BlockChunk, plain))
+	copy(m.Bytes(), chunks(view.SigCRC32, view.BlockChunk, plain))
 	v := storageView(f, m, n, nil)
 	dst := f.seg(f.b, n*4092, segment.Read|segment.Write)
 	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
@@ -334,7 +335,7 @@ func viewStripBad(f *viewFix) {
 	bad := append([]byte{}, m.Bytes()[2*4096:2*4096+4092]...)
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, n*4092), v.SGE(0, n*4096), 0, 42))
 	f.sigErr(f.ajfc, 42)
-	var se *segment.SigError
+	var se *view.SigError
 	require.ErrorAs(f.t, v.Check(), &se)
 	require.Equal(f.t, 2, se.Block)
 	require.Equal(f.t, crc32.ChecksumIEEE(plain[2*4092:3*4092]), se.Expected)
@@ -352,12 +353,12 @@ func viewStripBad(f *viewFix) {
 
 func viewRecvCheck(f *viewFix) {
 	m := f.seg(f.a, 4*512, segment.LocalOnly)
-	v := f.view(segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 2048}}},
-		Wire: &segment.Signature{Kind: segment.SigCRC32C, BlockSize: segment.Block512}})
+	v := f.view(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 2048}}},
+		Wire: &view.Signature{Kind: view.SigCRC32C, BlockSize: view.Block512}})
 	plain := make([]byte, 2048)
 	fill(plain)
 	src := f.seg(f.b, 4*516, segment.LocalOnly)
-	copy(src.Bytes(), chunks(segment.SigCRC32C, 512, plain))
+	copy(src.Bytes(), chunks(view.SigCRC32C, 512, plain))
 
 	require.NoError(f.t, f.ajfr.Recv(v.SGE(0, 2048), 51))
 	require.NoError(f.t, f.bjfs.Send(f.btoa, src.SGE(0, 4*516), 0, 52))
@@ -370,10 +371,10 @@ func viewRecvCheck(f *viewFix) {
 	require.NoError(f.t, f.bjfs.Send(f.btoa, src.SGE(0, 4*516), 0, 54))
 	f.ok(f.bjfc, 54)
 	f.sigErr(f.ajfc, 53)
-	var se *segment.SigError
+	var se *view.SigError
 	require.ErrorAs(f.t, v.Check(), &se)
 	require.Equal(f.t, 3, se.Block)
-	require.Equal(f.t, segment.SigCRC32C, se.Kind)
+	require.Equal(f.t, view.SigCRC32C, se.Kind)
 
 	// A message that is not whole protected blocks.
 	require.NoError(f.t, f.ajfr.Recv(v.SGE(0, 2048), 55))
@@ -385,12 +386,12 @@ func viewRecvCheck(f *viewFix) {
 }
 
 func viewCheckPassThrough(f *viewFix) {
-	sig := &segment.Signature{Kind: segment.SigCRC32C, BlockSize: segment.Block4096}
+	sig := &view.Signature{Kind: view.SigCRC32C, BlockSize: view.Block4096}
 	m := f.seg(f.a, 2*4100, segment.LocalOnly)
 	plain := make([]byte, 2*4096)
 	fill(plain)
-	copy(m.Bytes(), chunks(segment.SigCRC32C, 4096, plain))
-	v := f.view(segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 2 * 4100}}},
+	copy(m.Bytes(), chunks(view.SigCRC32C, 4096, plain))
+	v := f.view(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 2 * 4100}}},
 		Memory: sig, Wire: sig})
 	require.EqualValues(f.t, 2*4100, v.WireLen())
 	dst := f.seg(f.b, 2*4100, segment.Read|segment.Write)
@@ -402,7 +403,7 @@ func viewCheckPassThrough(f *viewFix) {
 	f.sigErr(f.ajfc, 61)
 	// The data travels as it is, bad CRC included.
 	f.same(m.Bytes(), dst.Bytes(), "dst.Bytes()")
-	var se *segment.SigError
+	var se *view.SigError
 	require.ErrorAs(f.t, v.Check(), &se)
 	require.Equal(f.t, 1, se.Block)
 	require.Equal(f.t, crc32.Checksum(plain[4096:], crc32.MakeTable(crc32.Castagnoli)), se.Actual)
@@ -413,11 +414,11 @@ func viewExposed(f *viewFix) {
 	m := f.seg(f.a, n*4096, segment.LocalOnly)
 	plain := make([]byte, n*4092)
 	fill(plain)
-	copy(m.Bytes(), chunks(segment.SigCRC32, segment.BlockChunk, plain))
-	v, err := segment.NewView(f.a, segment.ViewConfig{
-		Layout: segment.Layout{Repeat: n, Entries: []segment.LayoutEntry{
+	copy(m.Bytes(), chunks(view.SigCRC32, view.BlockChunk, plain))
+	v, err := view.New(f.a, view.Config{
+		Layout: view.Layout{Repeat: n, Entries: []view.LayoutEntry{
 			{Mem: m, Off: 0, Bytes: 4048, Skip: 48}, {Mem: m, Off: 4048, Bytes: 48, Skip: 4048}}},
-		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk},
+		Memory: &view.Signature{Kind: view.SigCRC32, BlockSize: view.BlockChunk},
 		Access: segment.Read | segment.Write})
 	require.NoError(f.t, err)
 	defer func() { require.NoError(f.t, v.Close()) }()
@@ -439,13 +440,13 @@ func viewExposed(f *viewFix) {
 	require.NoError(f.t, f.bjfs.Write(f.btoa, rt.SGE(0, n*4092), buf.SGE(0, n*4092), 0, 72))
 	f.ok(f.bjfc, 72)
 	require.NoError(f.t, v.Check())
-	f.same(chunks(segment.SigCRC32, segment.BlockChunk, buf.Bytes()), m.Bytes(), "m.Bytes()")
+	f.same(chunks(view.SigCRC32, view.BlockChunk, buf.Bytes()), m.Bytes(), "m.Bytes()")
 
 	// Reconfigured to one chunk, it keeps its descriptor (as a UMR key
 	// keeps its rkey): the peer's import still reaches it.
-	require.NoError(f.t, v.Configure(segment.ViewConfig{
-		Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Off: 4096, Bytes: 4096}}},
-		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk},
+	require.NoError(f.t, v.Configure(view.Config{
+		Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Off: 4096, Bytes: 4096}}},
+		Memory: &view.Signature{Kind: view.SigCRC32, BlockSize: view.BlockChunk},
 		Access: segment.Read | segment.Write}))
 	again, err := v.Expose()
 	require.NoError(f.t, err)
@@ -457,8 +458,8 @@ func viewExposed(f *viewFix) {
 
 func viewInvalidate(f *viewFix) {
 	m := f.seg(f.a, 1024, segment.LocalOnly)
-	v, err := segment.NewView(f.a, segment.ViewConfig{
-		Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 512}}}, Access: segment.Read | segment.Write})
+	v, err := view.New(f.a, view.Config{
+		Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 512}}}, Access: segment.Read | segment.Write})
 	require.NoError(f.t, err)
 	defer v.Close()
 	desc, err := v.Expose()
@@ -481,8 +482,8 @@ func viewInvalidate(f *viewFix) {
 	require.Equal(f.t, urma.CRRemAccessAbortErr, cr.Status, "READ of an invalidated view: %v", cr)
 
 	// Reconfigured over other memory, it works again with a new SGE.
-	require.NoError(f.t, v.Configure(segment.ViewConfig{
-		Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Off: 512, Bytes: 512}}}}))
+	require.NoError(f.t, v.Configure(view.Config{
+		Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Off: 512, Bytes: 512}}}}))
 	dstB := f.seg(f.b, 512, segment.LocalOnly)
 	require.NoError(f.t, f.bjfr.Recv(dstB.SGE(0, 512), 83))
 	require.NoError(f.t, f.ajfs.Send(f.atob, v.SGE(0, 512), 0, 84))
@@ -493,7 +494,7 @@ func viewInvalidate(f *viewFix) {
 
 func viewRefusals(f *viewFix) {
 	m := f.seg(f.a, 8192, segment.LocalOnly)
-	sig := &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.Block4096}
+	sig := &view.Signature{Kind: view.SigCRC32, BlockSize: view.Block4096}
 	dst := f.seg(f.b, 8192, segment.Read|segment.Write|segment.Atomic)
 	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
@@ -501,22 +502,22 @@ func viewRefusals(f *viewFix) {
 
 	// Bad configurations, each a clear error and no view.
 	for _, c := range []struct {
-		cfg  segment.ViewConfig
+		cfg  view.Config
 		want error
 	}{
-		{segment.ViewConfig{}, urma.ErrInvalid},
-		{segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 4000}}}, Memory: sig}, urma.ErrInvalid},
-		{segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Off: 8000, Bytes: 400}}}}, urma.ErrRange},
-		{segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 4100}}}, Memory: sig,
-			Wire: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.Block512}}, urma.ErrInvalid},
-		{segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: rt, Bytes: 64}}}}, urma.ErrInvalid},
-		{segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 64}}}, Access: segment.Atomic | segment.Read | segment.Write}, urma.ErrInvalid},
+		{view.Config{}, urma.ErrInvalid},
+		{view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 4000}}}, Memory: sig}, urma.ErrInvalid},
+		{view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Off: 8000, Bytes: 400}}}}, urma.ErrRange},
+		{view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 4100}}}, Memory: sig,
+			Wire: &view.Signature{Kind: view.SigCRC32, BlockSize: view.Block512}}, urma.ErrInvalid},
+		{view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: rt, Bytes: 64}}}}, urma.ErrInvalid},
+		{view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 64}}}, Access: segment.Atomic | segment.Read | segment.Write}, urma.ErrInvalid},
 	} {
-		_, err := segment.NewView(f.a, c.cfg)
+		_, err := view.New(f.a, c.cfg)
 		require.ErrorIs(f.t, err, c.want, "%+v", c.cfg)
 	}
 
-	v := f.view(segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 4100}}}, Memory: sig})
+	v := f.view(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 4100}}}, Memory: sig})
 	// A signed view moves whole.
 	require.ErrorIs(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 100), v.SGE(0, 100), 0, 91), urma.ErrInvalid)
 	// Past its end.
@@ -540,7 +541,7 @@ func viewRefusals(f *viewFix) {
 	require.ErrorAs(f.t, err, &pe)
 	require.Equal(f.t, 1, pe.Index)
 	require.ErrorIs(f.t, err, urma.ErrBusy)
-	require.ErrorIs(f.t, v.Configure(segment.ViewConfig{Layout: segment.Layout{Entries: []segment.LayoutEntry{{Mem: m, Bytes: 64}}}}), urma.ErrBusy)
+	require.ErrorIs(f.t, v.Configure(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 64}}}}), urma.ErrBusy)
 	f.sigErr(f.ajfc, 95) // the memory is random: block 0 fails its check
 	f.quiet(f.ajfc)
 	require.Error(f.t, v.Check())
@@ -550,7 +551,7 @@ func viewRefusals(f *viewFix) {
 	require.NoError(f.t, v.Close())
 	require.ErrorIs(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 4096), v.SGE(0, 4100), 0, 97), urma.ErrInvalid)
 	require.ErrorIs(f.t, v.Check(), urma.ErrClosed)
-	require.True(f.t, errors.Is(v.Configure(segment.ViewConfig{}), urma.ErrClosed))
+	require.True(f.t, errors.Is(v.Configure(view.Config{}), urma.ErrClosed))
 }
 
 // loopbackPair opens two contexts of loopback0, on EIDs 0 and 1.

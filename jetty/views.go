@@ -10,7 +10,7 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// Requests whose local SGEs name a segment.View run through the view's
+// Requests whose local SGEs name a view.View run through the view's
 // software path: Post swaps each such SGE for the view's bounce segment
 // (gathering and signing the data first when the view is the source), and
 // the JFC that receives the record finishes the transfer (checking and

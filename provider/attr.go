@@ -184,7 +184,7 @@ type DeviceAttr struct {
 	// for messages sent with FlagSolicited. Verbs devices do not (ibv_wc
 	// has no such bit), though solicited-only arming works on them.
 	SolicitedInCR bool
-	// Views is how the device runs segment.View transfers.
+	// Views is how the device runs view.View transfers.
 	Views ViewPath
 	// SigOffload reports a device that can gather, scatter and sign a
 	// view's data itself: an mlx5 device whose mlx5dv_query_device lists
@@ -194,7 +194,7 @@ type DeviceAttr struct {
 	Ports      []PortAttr
 }
 
-// ViewPath is how a device runs segment.View transfers.
+// ViewPath is how a device runs view.View transfers.
 type ViewPath uint8
 
 // View paths.

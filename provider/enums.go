@@ -119,7 +119,7 @@ const (
 	CRLocDataPoison        CRStatus = 15
 	CRRemDataPoison        CRStatus = 16
 	// CRSignatureErr is not in urma_cr_status_t: a block signature check on
-	// a segment.View failed. The data moved; the view's Check names the
+	// a view.View failed. The data moved; the view's Check names the
 	// block. Its CRError matches ErrSignature.
 	CRSignatureErr CRStatus = 64
 )

@@ -52,7 +52,7 @@ var (
 	ErrClosed       error = StatusClosed
 	ErrBadState     error = StatusBadState
 	ErrRange        error = StatusRange
-	// ErrSignature: a block signature check failed (see segment.SigError).
+	// ErrSignature: a block signature check failed (see view.SigError).
 	ErrSignature error = StatusSignature
 )
 

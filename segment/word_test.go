@@ -25,3 +25,13 @@ func TestUint64(t *testing.T) {
 		require.ErrorIs(t, err, urma.ErrRange, "offset %d", off)
 	}
 }
+
+func openLoopback(t testing.TB) *urma.Context {
+	t.Helper()
+	dev, err := urma.DeviceByName("loopback0")
+	require.NoError(t, err)
+	ctx, err := urma.Open(dev, 0, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ctx.Close() })
+	return ctx
+}

@@ -67,7 +67,7 @@ const (
 	CRLocDataPoison        CRStatus = 15
 	CRRemDataPoison        CRStatus = 16
 	// CRSignatureErr is an extension outside UMDK's range: a view's block
-	// signature did not match its data (see segment.View).
+	// signature did not match its data (see view.View).
 	CRSignatureErr CRStatus = 64
 )
 

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/view"
 )
 
 // client issues requests. Payloads larger than inlineMax move through two
@@ -17,7 +18,7 @@ import (
 type client struct {
 	*end
 	payload, meta    *segment.Segment
-	wview, rview     *segment.View
+	wview, rview     *view.View
 	stats            clientStats
 	corruptNextWrite bool
 	scratch          *segment.Segment
@@ -51,19 +52,19 @@ func newClient(e *end) (*client, error) {
 	}
 	// Configured at the largest size once, so that each view's bounce
 	// segment, and so its descriptor, stays the same for every request.
-	if c.wview, err = segment.NewView(e.ctx, c.viewConfig(maxChunks, segment.Read)); err != nil {
+	if c.wview, err = view.New(e.ctx, c.viewConfig(maxChunks, segment.Read)); err != nil {
 		return c, err
 	}
-	c.rview, err = segment.NewView(e.ctx, c.viewConfig(maxChunks, segment.Read|segment.Write))
+	c.rview, err = view.New(e.ctx, c.viewConfig(maxChunks, segment.Read|segment.Write))
 	return c, err
 }
 
 // viewConfig lays out n chunks: the payload's 4048-byte pieces interleaved
 // with the metadata's 44-byte ones, plain in memory, with a CRC32 per
 // chunk on the wire.
-func (c *client) viewConfig(n int, access segment.Access) segment.ViewConfig {
-	return segment.ViewConfig{
-		Layout: segment.Layout{Repeat: n, Entries: []segment.LayoutEntry{
+func (c *client) viewConfig(n int, access segment.Access) view.Config {
+	return view.Config{
+		Layout: view.Layout{Repeat: n, Entries: []view.LayoutEntry{
 			{Mem: c.payload, Bytes: chunkData}, {Mem: c.meta, Bytes: metaWire}}},
 		Wire: chunkSig, Access: access, TokenPolicy: segment.TokenPlainText, Token: c.token,
 	}
@@ -157,7 +158,7 @@ func (c *client) stageCorrupted(n int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var plain [segment.BlockChunk]byte
+	var plain [view.BlockChunk]byte
 	for i := range n {
 		copy(plain[:], c.payload.Bytes()[i*chunkData:(i+1)*chunkData])
 		copy(plain[chunkData:], c.meta.Bytes()[i*metaWire:(i+1)*metaWire])

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 // store is the server's chunk store: one segment of chunks, a free list and
@@ -15,7 +16,7 @@ type store struct {
 	index map[uint64]object
 	// view moves RDMA payloads in and out of chunks, configured per
 	// request over the request's chunks.
-	view *segment.View
+	view *view.View
 }
 
 // object is what an ID stores.
@@ -37,7 +38,7 @@ func newStore(ctx *urma.Context, chunks int) (*store, error) {
 		s.free = append(s.free, i)
 	}
 	// A first configuration; every RDMA request configures its own.
-	if s.view, err = segment.NewView(ctx, s.viewConfig([]int{0})); err != nil {
+	if s.view, err = view.New(ctx, s.viewConfig([]int{0})); err != nil {
 		_ = s.seg.Close()
 		return nil, err
 	}
@@ -55,15 +56,15 @@ func (s *store) close() error {
 // blocks: a list of (data, metadata) pieces, one pair per chunk, since a
 // request's chunks need not be next to each other. Memory and wire both
 // carry the CRCs, so a transfer checks them and passes them through.
-func (s *store) viewConfig(chunks []int) segment.ViewConfig {
-	l := segment.Layout{}
+func (s *store) viewConfig(chunks []int) view.Config {
+	l := view.Layout{}
 	for _, c := range chunks {
 		off := uint64(c) * chunkSize
 		l.Entries = append(l.Entries,
-			segment.LayoutEntry{Mem: s.seg, Off: off, Bytes: chunkData},
-			segment.LayoutEntry{Mem: s.seg, Off: off + chunkData, Bytes: chunkMeta})
+			view.LayoutEntry{Mem: s.seg, Off: off, Bytes: chunkData},
+			view.LayoutEntry{Mem: s.seg, Off: off + chunkData, Bytes: chunkMeta})
 	}
-	return segment.ViewConfig{Layout: l, Memory: chunkSig, Wire: chunkSig}
+	return view.Config{Layout: l, Memory: chunkSig, Wire: chunkSig}
 }
 
 // alloc takes n free chunks.
@@ -98,7 +99,7 @@ func (s *store) putInline(id uint64, payload []byte) byte {
 	if !ok {
 		return statusNoSpace
 	}
-	var plain [segment.BlockChunk]byte
+	var plain [view.BlockChunk]byte
 	copy(plain[:], payload)
 	putMeta(plain[chunkData:], id)
 	if err := chunkSig.Insert(s.chunk(chunks[0]), plain[:]); err != nil {
@@ -112,7 +113,7 @@ func (s *store) putInline(id uint64, payload []byte) byte {
 // getInline returns a small object's data, its chunk's CRC checked as the
 // data is copied out (Signature.Strip).
 func (s *store) getInline(o object, dst []byte) ([]byte, byte) {
-	var plain [segment.BlockChunk]byte
+	var plain [view.BlockChunk]byte
 	if err := chunkSig.Strip(plain[:], s.chunk(o.chunks[0])); err != nil {
 		return nil, statusCorrupted
 	}

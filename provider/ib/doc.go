@@ -145,7 +145,7 @@
 //
 // # Views and signature offload
 //
-// segment.View runs in software on every device, through a registered
+// view.View runs in software on every device, through a registered
 // bounce segment (DeviceAttr.Views is ViewSoftware). At open the provider
 // asks mlx5 devices for CRC signature offload (mlx5dv_query_device with
 // MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD) and reports it in

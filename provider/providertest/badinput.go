@@ -15,6 +15,7 @@ import (
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 // Bad input, one table per API family: segments, queue creation, Post,
@@ -995,8 +996,8 @@ func testBadClose(t *testing.T, e *env) {
 		// record of the request through it: a receive lost with its JFR
 		// would keep it busy for good.
 		mem := e.seg(e.a, 64, segment.LocalOnly)
-		v, err := segment.NewView(e.a, segment.ViewConfig{Layout: segment.Layout{
-			Entries: []segment.LayoutEntry{{Mem: mem, Bytes: 64}}}})
+		v, err := view.New(e.a, view.Config{Layout: view.Layout{
+			Entries: []view.LayoutEntry{{Mem: mem, Bytes: 64}}}})
 		require.NoError(e.t, err)
 		e.t.Cleanup(func() { _ = v.Close() })
 		jfc := e.jfc(e.a, 0)

@@ -87,7 +87,7 @@ type DeviceInfo struct {
 	RemoteStatus    bool   `json:"remote_status"`
 	SolicitedEvents bool   `json:"solicited_events"`
 	SolicitedInCR   bool   `json:"solicited_in_cr"`
-	// How segment.View runs: "software" or "offload", and whether the
+	// How view.View runs: "software" or "offload", and whether the
 	// device could offload signatures (mlx5).
 	Views      string     `json:"views"`
 	SigOffload bool       `json:"sig_offload"`

@@ -1,14 +1,15 @@
-package segment
+package view
 
 import (
 	"sync"
 
 	"github.com/urma-go/sdk/internal/viewio"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
 )
 
-// ViewConfig configures a View.
+// Config configures a View.
 //
 // Memory and Wire describe the data's two forms, as an mlx5 signature
 // memory key's memory and wire domains do: nil is plain data, a Signature
@@ -23,7 +24,7 @@ import (
 //
 // When both are set they must have the same block size; with different
 // kinds the output's checksums are computed anew.
-type ViewConfig struct {
+type Config struct {
 	// Layout is the view's memory: its entries must be local *Segments of
 	// the view's context.
 	Layout Layout
@@ -31,8 +32,8 @@ type ViewConfig struct {
 	Wire   *Signature
 	// Access is what peers may do through Expose's descriptor: Read, Write
 	// or both. Zero (LocalOnly) keeps the view for local requests.
-	Access      Access
-	TokenPolicy TokenPolicy
+	Access      segment.Access
+	TokenPolicy segment.TokenPolicy
 	// Token is the secret importers present under TokenPlainText.
 	Token uint32
 }
@@ -56,16 +57,16 @@ type View struct {
 	ctx *urma.Context
 
 	mu      sync.Mutex
-	cfg     ViewConfig
+	cfg     Config
 	eng     *viewio.Engine
-	bounce  *Segment
+	bounce  *segment.Segment
 	exposed bool
 	invalid bool
 	closed  bool
 }
 
-// NewView configures a view over cfg.Layout.
-func NewView(ctx *urma.Context, cfg ViewConfig) (*View, error) {
+// New creates a view over cfg.Layout.
+func New(ctx *urma.Context, cfg Config) (*View, error) {
 	if ctx == nil {
 		return nil, &urma.OpError{Op: "view create", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
@@ -82,7 +83,7 @@ func NewView(ctx *urma.Context, cfg ViewConfig) (*View, error) {
 // in the old one and Access and the token stay; otherwise it gets a new
 // one, which peers must import again. Expose again either way: on the
 // software path that is when a view with Read access publishes its data.
-func (v *View) Configure(cfg ViewConfig) error {
+func (v *View) Configure(cfg Config) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
@@ -108,7 +109,7 @@ func (v *View) usable() error {
 // fits and the access and token stay: an exposed view then keeps its
 // descriptor, as a reconfigured UMR key keeps its rkey, and peers READ or
 // WRITE the first WireLen bytes of it.
-func (v *View) configure(cfg ViewConfig) error {
+func (v *View) configure(cfg Config) error {
 	ec, err := v.engineConfig(cfg)
 	if err != nil {
 		return err
@@ -121,9 +122,9 @@ func (v *View) configure(cfg ViewConfig) error {
 	if !keep {
 		acc := cfg.Access
 		if acc == 0 {
-			acc = LocalOnly
+			acc = segment.LocalOnly
 		}
-		b, err := Alloc(v.ctx, max(ec.WireLen, 1), Config{Access: acc, TokenPolicy: cfg.TokenPolicy, Token: cfg.Token})
+		b, err := segment.Alloc(v.ctx, max(ec.WireLen, 1), segment.Config{Access: acc, TokenPolicy: cfg.TokenPolicy, Token: cfg.Token})
 		if err != nil {
 			return err
 		}
@@ -139,15 +140,15 @@ func (v *View) configure(cfg ViewConfig) error {
 }
 
 // engineConfig checks cfg and resolves its layout to memory.
-func (v *View) engineConfig(cfg ViewConfig) (viewio.Config, error) {
+func (v *View) engineConfig(cfg Config) (viewio.Config, error) {
 	var ec viewio.Config
 	if cfg.Access == 0 {
-		cfg.Access = LocalOnly
+		cfg.Access = segment.LocalOnly
 	}
 	if err := cfg.Access.Validate(); err != nil {
 		return ec, err
 	}
-	if cfg.Access&Atomic != 0 {
+	if cfg.Access&segment.Atomic != 0 {
 		return ec, provider.Errorf(urma.ErrInvalid, "a view takes no atomics")
 	}
 	if err := cfg.Layout.Validate(); err != nil {
@@ -230,13 +231,13 @@ func (v *View) WireLen() uint64 {
 // of a request. A signed view's SGE must be the whole view: SGE(0, Len).
 // The SGE is bound to the current configuration: after Configure or
 // Invalidate, take a new one.
-func (v *View) SGE(off uint64, n uint32) SGE {
+func (v *View) SGE(off uint64, n uint32) segment.SGE {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.eng == nil {
-		return SGE{}
+		return segment.SGE{}
 	}
-	return SGE{mem: v.eng, Addr: off, Len: n}
+	return segment.SGEOf(provider.SGE{Seg: v.eng, Addr: off, Len: n})
 }
 
 // Expose returns the descriptor peers import to WRITE or READ the view's
@@ -244,20 +245,20 @@ func (v *View) SGE(off uint64, n uint32) SGE {
 // also brackets their access: with Read access it puts the view's data
 // there now (call it once the memory holds what peers should read), and
 // Check moves what they wrote into the memory.
-func (v *View) Expose() (Descriptor, error) {
+func (v *View) Expose() (segment.Descriptor, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.usable(); err != nil {
-		return Descriptor{}, &urma.OpError{Op: "view expose", Err: err}
+		return segment.Descriptor{}, &urma.OpError{Op: "view expose", Err: err}
 	}
 	if v.invalid {
-		return Descriptor{}, &urma.OpError{Op: "view expose", Err: provider.Errorf(urma.ErrInvalid, "view is invalidated: configure it again")}
+		return segment.Descriptor{}, &urma.OpError{Op: "view expose", Err: provider.Errorf(urma.ErrInvalid, "view is invalidated: configure it again")}
 	}
-	if v.cfg.Access == LocalOnly || v.cfg.Access == 0 {
-		return Descriptor{}, &urma.OpError{Op: "view expose", Err: provider.Errorf(urma.ErrPermission, "view was configured LocalOnly")}
+	if v.cfg.Access == segment.LocalOnly || v.cfg.Access == 0 {
+		return segment.Descriptor{}, &urma.OpError{Op: "view expose", Err: provider.Errorf(urma.ErrPermission, "view was configured LocalOnly")}
 	}
-	if v.cfg.Access&Read != 0 && !v.eng.Publish() {
-		return Descriptor{}, &urma.OpError{Op: "view expose", Err: provider.Errorf(urma.ErrBusy, "view has a transfer in flight")}
+	if v.cfg.Access&segment.Read != 0 && !v.eng.Publish() {
+		return segment.Descriptor{}, &urma.OpError{Op: "view expose", Err: provider.Errorf(urma.ErrBusy, "view has a transfer in flight")}
 	}
 	v.exposed = true
 	return v.bounce.Descriptor(), nil
@@ -274,7 +275,7 @@ func (v *View) Check() error {
 	if err := v.usable(); err != nil {
 		return &urma.OpError{Op: "view check", Err: err}
 	}
-	if v.exposed && v.cfg.Access&Write != 0 && !v.eng.Collect() {
+	if v.exposed && v.cfg.Access&segment.Write != 0 && !v.eng.Collect() {
 		return &urma.OpError{Op: "view check", Err: provider.Errorf(urma.ErrBusy, "view has a transfer in flight")}
 	}
 	m := v.eng.TakeMismatch()

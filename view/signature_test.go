@@ -1,4 +1,4 @@
-package segment_test
+package view_test
 
 import (
 	"encoding/binary"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 func randomBlocks(t *testing.T, n int) []byte {
@@ -24,13 +24,13 @@ func randomBlocks(t *testing.T, n int) []byte {
 }
 
 func TestSignatureRoundTrip(t *testing.T) {
-	for _, kind := range []segment.SigKind{segment.SigCRC32, segment.SigCRC32C} {
+	for _, kind := range []view.SigKind{view.SigCRC32, view.SigCRC32C} {
 		table := crc32.IEEETable
-		if kind == segment.SigCRC32C {
+		if kind == view.SigCRC32C {
 			table = crc32.MakeTable(crc32.Castagnoli)
 		}
-		for _, bs := range []int{segment.Block512, segment.Block4096, segment.BlockChunk} {
-			s := segment.Signature{Kind: kind, BlockSize: bs}
+		for _, bs := range []int{view.Block512, view.Block4096, view.BlockChunk} {
+			s := view.Signature{Kind: kind, BlockSize: bs}
 			plain := randomBlocks(t, 3*bs)
 			n, err := s.ProtectedLen(len(plain))
 			require.NoError(t, err)
@@ -52,14 +52,14 @@ func TestSignatureRoundTrip(t *testing.T) {
 }
 
 func TestSignatureFindsTheBadBlock(t *testing.T) {
-	s := segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.Block512}
+	s := view.Signature{Kind: view.SigCRC32, BlockSize: view.Block512}
 	plain := randomBlocks(t, 4*512)
 	prot := make([]byte, 4*516)
 	require.NoError(t, s.Insert(prot, plain))
 	prot[2*516+100] ^= 0x01 // one bit in block 2
 	err := s.Check(prot)
 	require.ErrorIs(t, err, urma.ErrSignature)
-	var se *segment.SigError
+	var se *view.SigError
 	require.True(t, errors.As(err, &se))
 	require.Equal(t, 2, se.Block)
 	require.Equal(t, crc32.ChecksumIEEE(plain[2*512:3*512]), se.Expected, "the stored value")
@@ -80,12 +80,12 @@ func TestSignatureFindsTheBadBlock(t *testing.T) {
 }
 
 func TestSignatureRefusesBadShapes(t *testing.T) {
-	for _, s := range []segment.Signature{{}, {Kind: segment.SigCRC32}, {Kind: 9, BlockSize: 512}, {Kind: segment.SigCRC32, BlockSize: 1000}} {
+	for _, s := range []view.Signature{{}, {Kind: view.SigCRC32}, {Kind: 9, BlockSize: 512}, {Kind: view.SigCRC32, BlockSize: 1000}} {
 		require.ErrorIs(t, s.Validate(), urma.ErrInvalid, "%+v", s)
 		_, err := s.ProtectedLen(512)
 		require.ErrorIs(t, err, urma.ErrInvalid, "%+v", s)
 	}
-	s := segment.Signature{Kind: segment.SigCRC32C, BlockSize: segment.Block512}
+	s := view.Signature{Kind: view.SigCRC32C, BlockSize: view.Block512}
 	_, err := s.ProtectedLen(513)
 	require.ErrorIs(t, err, urma.ErrInvalid, "partial block")
 	_, err = s.PlainLen(512)
@@ -96,9 +96,9 @@ func TestSignatureRefusesBadShapes(t *testing.T) {
 }
 
 func BenchmarkSignatureInsert(b *testing.B) {
-	for _, kind := range []segment.SigKind{segment.SigCRC32, segment.SigCRC32C} {
+	for _, kind := range []view.SigKind{view.SigCRC32, view.SigCRC32C} {
 		b.Run(kind.String(), func(b *testing.B) {
-			s := segment.Signature{Kind: kind, BlockSize: segment.Block4096}
+			s := view.Signature{Kind: kind, BlockSize: view.Block4096}
 			plain := make([]byte, 256*4096)
 			prot := make([]byte, 256*4100)
 			b.SetBytes(int64(len(plain)))

@@ -1,4 +1,4 @@
-package segment_test
+package view_test
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 // must stops the example on an error.
@@ -40,14 +41,14 @@ func ExampleView() {
 
 	// The server: storage memory, a view over it, and a queue to the client.
 	store := must(segment.Alloc(server, chunks*4096, segment.Config{Access: segment.LocalOnly}))
-	view := must(segment.NewView(server, segment.ViewConfig{
-		Layout: segment.Layout{Repeat: chunks, Entries: []segment.LayoutEntry{
+	v := must(view.New(server, view.Config{
+		Layout: view.Layout{Repeat: chunks, Entries: []view.LayoutEntry{
 			{Mem: store, Off: 0, Bytes: 4048, Skip: 48},    // data
 			{Mem: store, Off: 4048, Bytes: 48, Skip: 4048}, // metadata, CRC last
 		}},
-		Memory: &segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.BlockChunk},
+		Memory: &view.Signature{Kind: view.SigCRC32, BlockSize: view.BlockChunk},
 	}))
-	defer view.Close()
+	defer v.Close()
 	jfc := must(jetty.NewJFC(server, jetty.JFCConfig{}))
 	jfs := must(jetty.NewJFS(server, jetty.JFSConfig{Mode: urma.RM, JFC: jfc}))
 	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{}))
@@ -66,7 +67,7 @@ func ExampleView() {
 	}
 
 	// READ: plain on the wire, signed in memory.
-	if err := jfs.Read(toClient, remote.SGE(0, chunks*4092), view.SGE(0, uint32(view.Len())), 0, 1); err != nil {
+	if err := jfs.Read(toClient, remote.SGE(0, chunks*4092), v.SGE(0, uint32(v.Len())), 0, 1); err != nil {
 		log.Fatal(err)
 	}
 	cr := poll()
@@ -76,13 +77,13 @@ func ExampleView() {
 
 	// Corrupt chunk 1, then WRITE the chunks back: check and strip.
 	chunk1[100] ^= 0xff
-	if err := jfs.Write(toClient, remote.SGE(0, chunks*4092), view.SGE(0, uint32(view.Len())), 0, 2); err != nil {
+	if err := jfs.Write(toClient, remote.SGE(0, chunks*4092), v.SGE(0, uint32(v.Len())), 0, 2); err != nil {
 		log.Fatal(err)
 	}
 	cr = poll()
 	fmt.Println(cr.WROpcode, cr.Status, errors.Is(cr.Err(), urma.ErrSignature))
-	var se *segment.SigError
-	if errors.As(view.Check(), &se) {
+	var se *view.SigError
+	if errors.As(v.Check(), &se) {
 		fmt.Println("bad block", se.Block)
 	}
 	// Output:

@@ -1,4 +1,4 @@
-package segment
+package view
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package segment_test
+package view_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	_ "github.com/urma-go/sdk/provider/loopback"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/view"
 )
 
 func openLoopback(t testing.TB) *urma.Context {
@@ -32,7 +33,7 @@ func TestLayoutListGathersInOrder(t *testing.T) {
 	require.NoError(t, err)
 	copy(a.Bytes(), "0123456789")
 	copy(b.Bytes(), "abcdefghij")
-	l := segment.Layout{Entries: []segment.LayoutEntry{{Mem: b, Off: 2, Bytes: 3}, {Mem: a, Off: 5, Bytes: 4}, {Mem: b, Off: 0, Bytes: 1}}}
+	l := view.Layout{Entries: []view.LayoutEntry{{Mem: b, Off: 2, Bytes: 3}, {Mem: a, Off: 5, Bytes: 4}, {Mem: b, Off: 0, Bytes: 1}}}
 	require.NoError(t, l.Validate())
 	require.Equal(t, uint64(8), l.Len())
 	out := make([]byte, 8)
@@ -56,13 +57,13 @@ func TestLayoutInterleavedChunks(t *testing.T) {
 		copy(chunk[:data], bytes.Repeat([]byte{byte('a' + c)}, data))
 		copy(chunk[data:data+meta], bytes.Repeat([]byte{byte('A' + c)}, meta))
 	}
-	l := segment.Layout{Repeat: chunks, Entries: []segment.LayoutEntry{
+	l := view.Layout{Repeat: chunks, Entries: []view.LayoutEntry{
 		{Mem: s, Off: 0, Bytes: data, Skip: meta},
 		{Mem: s, Off: data, Bytes: meta, Skip: data},
 	}}
 	require.NoError(t, l.Validate())
 	require.Equal(t, uint64(chunks*(data+meta)), l.Len())
-	var pieces []segment.Piece
+	var pieces []view.Piece
 	for p := range l.Pieces() {
 		pieces = append(pieces, p)
 	}
@@ -73,7 +74,7 @@ func TestLayoutInterleavedChunks(t *testing.T) {
 	require.Equal(t, s.Bytes(), out, "data|meta repeated reads back as the chunks themselves")
 
 	// Data only, every chunk's metadata skipped: a plain stream of data.
-	dataOnly := segment.Layout{Repeat: chunks, Entries: []segment.LayoutEntry{{Mem: s, Bytes: data, Skip: meta}}}
+	dataOnly := view.Layout{Repeat: chunks, Entries: []view.LayoutEntry{{Mem: s, Bytes: data, Skip: meta}}}
 	plain := make([]byte, dataOnly.Len())
 	require.NoError(t, dataOnly.Gather(plain))
 	for c := 0; c < chunks; c++ {
@@ -85,15 +86,15 @@ func TestLayoutRefusals(t *testing.T) {
 	ctx := openLoopback(t)
 	s, err := segment.Alloc(ctx, 4096, segment.Config{Access: segment.Read})
 	require.NoError(t, err)
-	for name, l := range map[string]segment.Layout{
+	for name, l := range map[string]view.Layout{
 		"no entries":  {},
-		"no memory":   {Entries: []segment.LayoutEntry{{Bytes: 1}}},
-		"empty entry": {Entries: []segment.LayoutEntry{{Mem: s}}},
-		"negative":    {Repeat: -1, Entries: []segment.LayoutEntry{{Mem: s, Bytes: 1}}},
+		"no memory":   {Entries: []view.LayoutEntry{{Bytes: 1}}},
+		"empty entry": {Entries: []view.LayoutEntry{{Mem: s}}},
+		"negative":    {Repeat: -1, Entries: []view.LayoutEntry{{Mem: s, Bytes: 1}}},
 	} {
 		require.ErrorIs(t, l.Validate(), urma.ErrInvalid, name)
 	}
-	past := segment.Layout{Repeat: 5, Entries: []segment.LayoutEntry{{Mem: s, Bytes: 1000, Skip: 24}}}
+	past := view.Layout{Repeat: 5, Entries: []view.LayoutEntry{{Mem: s, Bytes: 1000, Skip: 24}}}
 	require.ErrorIs(t, past.Validate(), urma.ErrRange, "the 5th repetition ends at 5096, past 4096")
 	past.Repeat = 4 // the last ends at 4072
 	require.NoError(t, past.Validate())
@@ -102,7 +103,7 @@ func TestLayoutRefusals(t *testing.T) {
 	peer := openLoopback(t)
 	tg, err := segment.Import(peer, s.Descriptor(), 0)
 	require.NoError(t, err)
-	remote := segment.Layout{Entries: []segment.LayoutEntry{{Mem: tg, Bytes: 8}}}
+	remote := view.Layout{Entries: []view.LayoutEntry{{Mem: tg, Bytes: 8}}}
 	require.NoError(t, remote.Validate(), "a layout may describe imported memory")
 	require.ErrorIs(t, remote.Gather(make([]byte, 8)), urma.ErrInvalid, "whose bytes move only by WRITE and READ")
 }
@@ -110,7 +111,7 @@ func TestLayoutRefusals(t *testing.T) {
 // Protect two 512-byte blocks with CRC32 signatures, then find the block
 // a corrupted byte is in.
 func ExampleSignature() {
-	sig := segment.Signature{Kind: segment.SigCRC32, BlockSize: segment.Block512}
+	sig := view.Signature{Kind: view.SigCRC32, BlockSize: view.Block512}
 	plain := bytes.Repeat([]byte("urma"), 2*512/4)
 	n, err := sig.ProtectedLen(len(plain))
 	if err != nil {
@@ -125,7 +126,7 @@ func ExampleSignature() {
 	prot[512+4+7] ^= 0xff // corrupt block 1
 	err = sig.Check(prot)
 	fmt.Println(errors.Is(err, urma.ErrSignature))
-	var se *segment.SigError
+	var se *view.SigError
 	if errors.As(err, &se) {
 		fmt.Println("bad block:", se.Block)
 	}
@@ -155,7 +156,7 @@ func ExampleLayout() {
 	copy(chunks.Bytes()[4048:], "meta-0")
 	copy(chunks.Bytes()[4096:], "data-1")
 
-	data := segment.Layout{Repeat: 2, Entries: []segment.LayoutEntry{{Mem: chunks, Bytes: 4048, Skip: 48}}}
+	data := view.Layout{Repeat: 2, Entries: []view.LayoutEntry{{Mem: chunks, Bytes: 4048, Skip: 48}}}
 	stream := make([]byte, data.Len())
 	if err := data.Gather(stream); err != nil {
 		log.Fatal(err)

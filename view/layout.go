@@ -1,9 +1,10 @@
-package segment
+package view
 
 import (
 	"iter"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/segment"
 )
 
 // Memory is what a layout entry points into: a local *Segment, or an
@@ -101,7 +102,7 @@ func (l *Layout) Pieces() iter.Seq[Piece] {
 
 // localBytes returns the bytes of a piece of local memory.
 func localBytes(p Piece) ([]byte, error) {
-	s, ok := p.Mem.(*Segment)
+	s, ok := p.Mem.(*segment.Segment)
 	if !ok {
 		return nil, provider.Errorf(provider.ErrInvalid, "layout over imported memory: its bytes move only by WRITE and READ")
 	}
