@@ -14,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
 // ibContext is a device opened on one EID: a protection domain, and an
@@ -243,4 +244,4 @@ func (c *ibContext) deviceEvent(ev verbs.AsyncEvent) {
 	}
 }
 
-func errClosed(what string) error { return provider.Errorf(provider.ErrClosed, "%s is closed", what) }
+func errClosed(what string) error { return rules.Closed(what) }

@@ -15,6 +15,7 @@ import (
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
 	"github.com/urma-go/sdk/provider/internal/qcheck"
+	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -879,7 +880,7 @@ func (q *sendq) Advise(p provider.Remote) error {
 		return err
 	}
 	if q.mode == provider.RC {
-		return provider.Errorf(provider.ErrInvalid, "RC jetties Bind, they do not Advise")
+		return rules.AdviseRC()
 	}
 	if r.desc.Mode != q.mode {
 		return provider.Errorf(provider.ErrInvalid, "target is %v, queue is %v", r.desc.Mode, q.mode)
@@ -1013,11 +1014,11 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 	if q.mode == provider.RC {
 		b := q.jetty.boundRemote()
 		if b == nil {
-			return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is not bound")
+			return nil, rules.NotBound()
 		}
 		if w.Target != nil {
 			if r, _ := w.Target.(*remote); r != b {
-				return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is bound to %v, request names another target", b.desc.ID)
+				return nil, rules.BoundElsewhere(b.desc.ID)
 			}
 		}
 		if b.closed.Load() {
@@ -1026,14 +1027,14 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 		return b, nil
 	}
 	if w.Target == nil {
-		return nil, provider.Errorf(provider.ErrInvalid, "%v needs a Target in %v mode", w.Opcode, q.mode)
+		return nil, rules.NoTarget(w.Opcode, q.mode)
 	}
 	r, err := q.ctx.ownRemote(w.Target)
 	if err != nil {
 		return nil, err
 	}
 	if r.desc.Mode != q.mode {
-		return nil, provider.Errorf(provider.ErrInvalid, "target is %v, queue is %v", r.desc.Mode, q.mode)
+		return nil, rules.ModeMismatch(r.desc.Mode, q.mode)
 	}
 	return r, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urma-go/sdk/internal/live"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
 // child is any object a context closes when it closes.
@@ -94,7 +95,7 @@ func (c *lbContext) jettyID(id uint32) provider.JettyID {
 	return provider.JettyID{EID: c.eid, UASID: c.uasid, ID: id}
 }
 
-func errClosed(what string) error { return provider.Errorf(provider.ErrClosed, "%s is closed", what) }
+func errClosed(what string) error { return rules.Closed(what) }
 
 func (c *lbContext) check() error {
 	if c.closed.Load() {

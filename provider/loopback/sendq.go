@@ -8,6 +8,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
 	"github.com/urma-go/sdk/provider/internal/qcheck"
+	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -469,8 +470,11 @@ func (q *sendq) Advise(r provider.Remote) error {
 	if err != nil {
 		return err
 	}
+	if q.mode == provider.RC {
+		return rules.AdviseRC()
+	}
 	if rem.desc.Mode != q.mode {
-		return provider.Errorf(provider.ErrInvalid, "remote is %v, %s is %v", rem.desc.Mode, q.name(), q.mode)
+		return rules.ModeMismatch(rem.desc.Mode, q.mode)
 	}
 	// Loopback reaches every remote directly; there is no path to prepare.
 	return nil

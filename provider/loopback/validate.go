@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
 
@@ -52,11 +53,11 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 	if q.mode == provider.RC {
 		b := q.jetty.bound
 		if b == nil {
-			return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is not bound")
+			return nil, rules.NotBound()
 		}
 		if w.Target != nil {
 			if asRemote(w.Target) != b {
-				return nil, provider.Errorf(provider.ErrInvalid, "RC jetty is bound to %v, request names another target", b.desc.ID)
+				return nil, rules.BoundElsewhere(b.desc.ID)
 			}
 		}
 		if b.closed.Load() {
@@ -65,7 +66,7 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 		return b, nil
 	}
 	if w.Target == nil {
-		return nil, provider.Errorf(provider.ErrInvalid, "%v needs a Target in %v mode", w.Opcode, q.mode)
+		return nil, rules.NoTarget(w.Opcode, q.mode)
 	}
 	if w.Target == q.lastTarget {
 		if r := q.lastRemote; !r.closed.Load() {
@@ -77,7 +78,7 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 		return nil, err
 	}
 	if r.desc.Mode != q.mode {
-		return nil, provider.Errorf(provider.ErrInvalid, "target is %v, queue is %v", r.desc.Mode, q.mode)
+		return nil, rules.ModeMismatch(r.desc.Mode, q.mode)
 	}
 	// Only a pointer is kept: comparing interfaces whose dynamic type
 	// holds a slice or map would panic.

@@ -187,6 +187,7 @@ func testRCRules(t *testing.T, e *env) {
 	require.NoError(t, err)
 	require.ErrorIs(t, ja.Bind(rmRemote), urma.ErrInvalid, "bind to an RM jetty")
 	require.ErrorIs(t, ja.Send(nil, la.SGE(0, 4), 0, 2), urma.ErrInvalid, "post on an unbound RC jetty")
+	require.ErrorIs(t, ja.Advise(ro), urma.ErrInvalid, "an RC jetty binds, it does not advise")
 }
 
 func testUM(t *testing.T, e *env) {
@@ -250,6 +251,7 @@ func testModeMismatch(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{Mode: urma.UM})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	require.ErrorIs(t, s.jfs.Send(r.remote, l.SGE(0, 8), 0, 1), urma.ErrInvalid)
+	require.ErrorIs(t, s.jfs.Advise(r.remote), urma.ErrInvalid, "advise of a UM target on an RM queue")
 	e.none(s.jfc)
 }
 

@@ -64,6 +64,11 @@ func testMalformed(t *testing.T, e *env) {
 	}
 	pe := postErr(t, s.jfs, one(jetty.WR{Opcode: urma.OpWrite, Flags: 1 << 7, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}))
 	require.ErrorIs(t, pe, urma.ErrInvalid, "a flag bit UMDK does not define")
+	// A one-sided request without its peer's JFR is the mistake a newcomer
+	// makes: the error names the field to set.
+	err := s.jfs.Write(nil, tg.SGE(0, 8), l.SGE(0, 8), 0, 1)
+	require.ErrorIs(t, err, urma.ErrInvalid)
+	require.ErrorContains(t, err, "needs WR.To")
 	for _, c := range cases {
 		pe := postErr(t, s.jfs, one(c.wr))
 		if c.wr.Opcode.IsAtomic() && !e.attr.AtomicOps.Has(c.wr.Opcode) {
