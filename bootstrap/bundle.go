@@ -106,8 +106,8 @@ func (b *Bundle) Lookup(name string) (Entry, error) {
 	return Entry{}, provider.Errorf(urma.ErrNotFound, "bootstrap: no entry named %q (the bundle has: %s)", name, strings.Join(names, ", "))
 }
 
-// ImportSegment imports the segment named name into ctx, with its token.
-func (b *Bundle) ImportSegment(ctx *urma.Context, name string) (*segment.Target, error) {
+// ImportSegment imports the segment named name into uctx, with its token.
+func (b *Bundle) ImportSegment(uctx *urma.Context, name string) (*segment.Target, error) {
 	e, err := b.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -115,21 +115,21 @@ func (b *Bundle) ImportSegment(ctx *urma.Context, name string) (*segment.Target,
 	if e.Kind != KindSegment {
 		return nil, provider.Errorf(urma.ErrInvalid, "bootstrap: %q is a %v, not a segment: import it with Import", name, e.Kind)
 	}
-	return segment.Import(ctx, e.Segment, e.Token)
+	return segment.Import(uctx, e.Segment, e.Token)
 }
 
-// Import imports the JFR or Jetty named name into ctx, with its token: the
+// Import imports the JFR or Jetty named name into uctx, with its token: the
 // Remote that requests name as their target.
-func (b *Bundle) Import(ctx *urma.Context, name string) (*jetty.Remote, error) {
+func (b *Bundle) Import(uctx *urma.Context, name string) (*jetty.Remote, error) {
 	e, err := b.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	switch e.Kind {
 	case KindJFR:
-		return jetty.ImportJFR(ctx, e.Jetty, e.Token)
+		return jetty.ImportJFR(uctx, e.Jetty, e.Token)
 	case KindJetty:
-		return jetty.ImportJetty(ctx, e.Jetty, e.Token)
+		return jetty.ImportJetty(uctx, e.Jetty, e.Token)
 	}
 	return nil, provider.Errorf(urma.ErrInvalid, "bootstrap: %q is a %v: import it with ImportSegment", name, e.Kind)
 }

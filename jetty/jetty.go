@@ -27,12 +27,12 @@ type Jetty struct {
 }
 
 // NewJetty creates a Jetty.
-func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
-	if ctx == nil {
+func NewJetty(uctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
+	if uctx == nil {
 		return nil, opErr("create jetty", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
-	j := &Jetty{ctx: ctx}
-	sc, err := cfg.Send.provider(ctx, j)
+	j := &Jetty{ctx: uctx}
+	sc, err := cfg.Send.provider(uctx, j)
 	if err != nil {
 		return nil, opErr("create jetty", err)
 	}
@@ -47,7 +47,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 		if cfg.Recv.JFC == nil {
 			cfg.Recv.JFC = cfg.Send.JFC
 		}
-		rc, err := cfg.Recv.provider(ctx, j)
+		rc, err := cfg.Recv.provider(uctx, j)
 		if err != nil {
 			return nil, opErr("create jetty", err)
 		}
@@ -65,7 +65,7 @@ func NewJetty(ctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 		j.recvDepth = pc.Recv.Depth
 	}
 	j.sendDepth = sc.Depth
-	p, err := ctx.Raw().NewJetty(pc)
+	p, err := uctx.Raw().NewJetty(pc)
 	if err != nil {
 		cfg.Send.JFC.give(sc.Depth)
 		if j.recvDepth > 0 {

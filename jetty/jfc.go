@@ -24,11 +24,11 @@ type JFCE struct {
 }
 
 // NewJFCE creates a completion event channel.
-func NewJFCE(ctx *urma.Context) (*JFCE, error) {
-	if ctx == nil {
+func NewJFCE(uctx *urma.Context) (*JFCE, error) {
+	if uctx == nil {
 		return nil, opErr("create jfce", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
-	p, err := ctx.Raw().NewJFCE()
+	p, err := uctx.Raw().NewJFCE()
 	if err != nil {
 		return nil, opErr("create jfce", err)
 	}
@@ -130,8 +130,8 @@ type JFC struct {
 // NewJFC creates a completion queue. Give it a depth at least the sum of the
 // depths of the queues that complete into it, or records can be lost (a
 // JFC_ERR async event reports that).
-func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
-	if ctx == nil {
+func NewJFC(uctx *urma.Context, cfg JFCConfig) (*JFC, error) {
+	if uctx == nil {
 		return nil, opErr("create jfc", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
 	if cfg.Depth < 0 {
@@ -147,7 +147,7 @@ func NewJFC(ctx *urma.Context, cfg JFCConfig) (*JFC, error) {
 	if cfg.JFCE != nil {
 		pc.JFCE = cfg.JFCE.p
 	}
-	p, err := ctx.Raw().NewJFC(pc)
+	p, err := uctx.Raw().NewJFC(pc)
 	if err != nil {
 		return nil, opErr("create jfc", err)
 	}

@@ -21,7 +21,7 @@ type JFRConfig struct {
 	JFC   *JFC
 }
 
-func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, error) {
+func (c JFRConfig) provider(uctx *urma.Context, owner any) (provider.JFRConfig, error) {
 	if c.JFC == nil {
 		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "JFC is required")
 	}
@@ -37,7 +37,7 @@ func (c JFRConfig) provider(ctx *urma.Context, owner any) (provider.JFRConfig, e
 	default:
 		return provider.JFRConfig{}, provider.Errorf(urma.ErrNotSupported, "token policy %v", c.TokenPolicy)
 	}
-	attr := ctx.Device().Attr()
+	attr := uctx.Device().Attr()
 	pc := provider.JFRConfig{Depth: c.Depth, Mode: provider.TransportMode(c.Mode), MaxSGE: c.MaxSGE, TokenPolicy: provider.TokenPolicy(c.TokenPolicy),
 		Token: c.Token, JFC: c.JFC.p, Owner: owner}
 	if pc.Depth == 0 {
@@ -114,19 +114,19 @@ type JFR struct {
 }
 
 // NewJFR creates a receive queue.
-func NewJFR(ctx *urma.Context, cfg JFRConfig) (*JFR, error) {
-	if ctx == nil {
+func NewJFR(uctx *urma.Context, cfg JFRConfig) (*JFR, error) {
+	if uctx == nil {
 		return nil, opErr("create jfr", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
 	j := &JFR{}
-	pc, err := cfg.provider(ctx, j)
+	pc, err := cfg.provider(uctx, j)
 	if err != nil {
 		return nil, opErr("create jfr", err)
 	}
 	if err := cfg.JFC.take(pc.Depth, "JFR"); err != nil {
 		return nil, opErr("create jfr", err)
 	}
-	p, err := ctx.Raw().NewJFR(pc)
+	p, err := uctx.Raw().NewJFR(pc)
 	if err != nil {
 		cfg.JFC.give(pc.Depth)
 		return nil, opErr("create jfr", err)

@@ -42,14 +42,14 @@ type JFSConfig struct {
 	LockFree bool
 }
 
-func (c JFSConfig) provider(ctx *urma.Context, owner any) (provider.JFSConfig, error) {
+func (c JFSConfig) provider(uctx *urma.Context, owner any) (provider.JFSConfig, error) {
 	if c.JFC == nil {
 		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "JFC is required")
 	}
 	if c.Depth < 0 || c.MaxSGE < 0 || c.MaxInline < 0 || c.RNRTimeout < 0 {
 		return provider.JFSConfig{}, provider.Errorf(urma.ErrInvalid, "negative depth, sge, inline or rnr timeout")
 	}
-	attr := ctx.Device().Attr()
+	attr := uctx.Device().Attr()
 	pc := provider.JFSConfig{Depth: c.Depth, Mode: provider.TransportMode(c.Mode), MaxSGE: c.MaxSGE, MaxInline: c.MaxInline,
 		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: c.JFC.p, LockFree: c.LockFree, Owner: owner}
 	if pc.Depth == 0 {
@@ -90,22 +90,22 @@ type JFS struct {
 }
 
 // NewJFS creates a send queue. RC mode needs a Jetty (see NewJetty).
-func NewJFS(ctx *urma.Context, cfg JFSConfig) (*JFS, error) {
-	if ctx == nil {
+func NewJFS(uctx *urma.Context, cfg JFSConfig) (*JFS, error) {
+	if uctx == nil {
 		return nil, opErr("create jfs", provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
 	if cfg.Mode == urma.RC {
 		return nil, opErr("create jfs", provider.Errorf(urma.ErrInvalid, "RC mode needs a Jetty bound with Bind, not a JFS"))
 	}
 	j := &JFS{}
-	pc, err := cfg.provider(ctx, j)
+	pc, err := cfg.provider(uctx, j)
 	if err != nil {
 		return nil, opErr("create jfs", err)
 	}
 	if err := cfg.JFC.take(pc.Depth, "JFS"); err != nil {
 		return nil, opErr("create jfs", err)
 	}
-	p, err := ctx.Raw().NewJFS(pc)
+	p, err := uctx.Raw().NewJFS(pc)
 	if err != nil {
 		cfg.JFC.give(pc.Depth)
 		return nil, opErr("create jfs", err)

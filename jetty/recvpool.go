@@ -26,11 +26,11 @@ type RecvPool struct {
 // NewRecvPool allocates n slots of size bytes and posts each on r, which
 // must take n more receives (its depth). When r refuses one, the error is
 // returned; receives already posted stay on r until it closes.
-func NewRecvPool(ctx *urma.Context, r Receiver, n int, size uint32) (*RecvPool, error) {
+func NewRecvPool(uctx *urma.Context, r Receiver, n int, size uint32) (*RecvPool, error) {
 	if r == nil || n <= 0 || size == 0 {
 		return nil, opErr("create recv pool", provider.Errorf(urma.ErrInvalid, "receiver %v, %d slots of %d bytes", r, n, size))
 	}
-	seg, err := segment.Alloc(ctx, uint64(n)*uint64(size), segment.Config{Access: segment.LocalOnly})
+	seg, err := segment.Alloc(uctx, uint64(n)*uint64(size), segment.Config{Access: segment.LocalOnly})
 	if err != nil {
 		return nil, err
 	}

@@ -14,18 +14,18 @@ type Remote struct {
 
 // ImportJFR imports a peer's JFR (urma_import_jfr); under PLAIN_TEXT the
 // token must match.
-func ImportJFR(ctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
-	return importRemote(ctx, desc, token, KindJFR)
+func ImportJFR(uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	return importRemote(uctx, desc, token, KindJFR)
 }
 
 // ImportJetty imports a peer's Jetty (urma_import_jetty).
-func ImportJetty(ctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
-	return importRemote(ctx, desc, token, KindJetty)
+func ImportJetty(uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	return importRemote(uctx, desc, token, KindJetty)
 }
 
-func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind Kind) (*Remote, error) {
+func importRemote(uctx *urma.Context, desc Descriptor, token uint32, kind Kind) (*Remote, error) {
 	op := "import " + kind.String()
-	if ctx == nil {
+	if uctx == nil {
 		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "nil context"))
 	}
 	if err := desc.Validate(); err != nil {
@@ -34,7 +34,7 @@ func importRemote(ctx *urma.Context, desc Descriptor, token uint32, kind Kind) (
 	if desc.Kind != kind {
 		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "descriptor names a %v", desc.Kind))
 	}
-	p, err := ctx.Raw().Import(desc.Raw(), token)
+	p, err := uctx.Raw().Import(desc.Raw(), token)
 	if err != nil {
 		return nil, &urma.OpError{Op: op, Obj: desc.String(), Err: err}
 	}

@@ -55,8 +55,8 @@ type Segment struct {
 
 // Alloc allocates size bytes of provider memory (off the Go heap, shareable
 // with other processes on providers that can) and registers it.
-func Alloc(ctx *urma.Context, size uint64, cfg Config) (*Segment, error) {
-	if ctx == nil {
+func Alloc(uctx *urma.Context, size uint64, cfg Config) (*Segment, error) {
+	if uctx == nil {
 		return nil, &urma.OpError{Op: "segment alloc", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
 	if size == 0 {
@@ -66,7 +66,7 @@ func Alloc(ctx *urma.Context, size uint64, cfg Config) (*Segment, error) {
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment alloc", Err: err}
 	}
-	p, err := ctx.Raw().AllocSegment(size, pc)
+	p, err := uctx.Raw().AllocSegment(size, pc)
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment alloc", Err: err}
 	}
@@ -76,8 +76,8 @@ func Alloc(ctx *urma.Context, size uint64, cfg Config) (*Segment, error) {
 // Register registers caller memory (urma_register_seg). buf must not be
 // resized or freed while the segment is registered; the segment keeps a
 // reference to it.
-func Register(ctx *urma.Context, buf []byte, cfg Config) (*Segment, error) {
-	if ctx == nil {
+func Register(uctx *urma.Context, buf []byte, cfg Config) (*Segment, error) {
+	if uctx == nil {
 		return nil, &urma.OpError{Op: "segment register", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
 	if len(buf) == 0 {
@@ -87,7 +87,7 @@ func Register(ctx *urma.Context, buf []byte, cfg Config) (*Segment, error) {
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment register", Err: err}
 	}
-	p, err := ctx.Raw().RegisterSegment(buf, pc)
+	p, err := uctx.Raw().RegisterSegment(buf, pc)
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment register", Err: err}
 	}
@@ -140,14 +140,14 @@ type Target struct {
 
 // Import imports a peer's segment (urma_import_seg). Under TokenPlainText the
 // token must match the one the segment was registered with.
-func Import(ctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
-	if ctx == nil {
+func Import(uctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
+	if uctx == nil {
 		return nil, &urma.OpError{Op: "segment import", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
 	if err := desc.Validate(); err != nil {
 		return nil, &urma.OpError{Op: "segment import", Err: err}
 	}
-	p, err := ctx.Raw().ImportSegment(desc.Raw(), token)
+	p, err := uctx.Raw().ImportSegment(desc.Raw(), token)
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment import", Obj: desc.String(), Err: err}
 	}
@@ -198,15 +198,15 @@ type TokenID struct {
 }
 
 // AllocTokenID allocates a token id.
-func AllocTokenID(ctx *urma.Context) (*TokenID, error) {
-	if ctx == nil {
+func AllocTokenID(uctx *urma.Context) (*TokenID, error) {
+	if uctx == nil {
 		return nil, &urma.OpError{Op: "alloc token id", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
-	id, err := ctx.Raw().AllocTokenID()
+	id, err := uctx.Raw().AllocTokenID()
 	if err != nil {
 		return nil, &urma.OpError{Op: "alloc token id", Err: err}
 	}
-	return &TokenID{ctx: ctx, id: id}, nil
+	return &TokenID{ctx: uctx, id: id}, nil
 }
 
 // ID is the numeric token id.

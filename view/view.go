@@ -66,11 +66,11 @@ type View struct {
 }
 
 // New creates a view over cfg.Layout.
-func New(ctx *urma.Context, cfg Config) (*View, error) {
-	if ctx == nil {
+func New(uctx *urma.Context, cfg Config) (*View, error) {
+	if uctx == nil {
 		return nil, &urma.OpError{Op: "view create", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
-	v := &View{ctx: ctx}
+	v := &View{ctx: uctx}
 	if err := v.configure(cfg); err != nil {
 		return nil, &urma.OpError{Op: "view create", Err: err}
 	}
