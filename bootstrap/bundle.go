@@ -12,8 +12,8 @@
 //	err := bootstrap.Write(ctx, conn, &b)
 //
 //	b, err := bootstrap.Read(ctx, conn)
-//	target, err := b.ImportSegment(uctx, "mem")
-//	remote, err := b.Import(uctx, "inbox")
+//	target, err := b.ImportSegment(ctx, uctx, "mem")
+//	remote, err := b.Import(ctx, uctx, "inbox")
 //
 // A bundle carries tokens, which are secrets: send it only over a channel
 // that the peers trust (a unix socket, a connection of a private network,
@@ -21,6 +21,7 @@
 package bootstrap
 
 import (
+	"context"
 	"encoding/binary"
 	"slices"
 	"strconv"
@@ -106,8 +107,9 @@ func (b *Bundle) Lookup(name string) (Entry, error) {
 	return Entry{}, provider.Errorf(urma.ErrNotFound, "bootstrap: no entry named %q (the bundle has: %s)", name, strings.Join(names, ", "))
 }
 
-// ImportSegment imports the segment named name into uctx, with its token.
-func (b *Bundle) ImportSegment(uctx *urma.Context, name string) (*segment.Target, error) {
+// ImportSegment imports the segment named name into uctx, with its token;
+// ctx bounds the import as for segment.Import.
+func (b *Bundle) ImportSegment(ctx context.Context, uctx *urma.Context, name string) (*segment.Target, error) {
 	e, err := b.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -115,21 +117,22 @@ func (b *Bundle) ImportSegment(uctx *urma.Context, name string) (*segment.Target
 	if e.Kind != KindSegment {
 		return nil, provider.Errorf(urma.ErrInvalid, "bootstrap: %q is a %v, not a segment: import it with Import", name, e.Kind)
 	}
-	return segment.Import(uctx, e.Segment, e.Token)
+	return segment.Import(ctx, uctx, e.Segment, e.Token)
 }
 
 // Import imports the JFR or Jetty named name into uctx, with its token: the
-// Remote that requests name as their target.
-func (b *Bundle) Import(uctx *urma.Context, name string) (*jetty.Remote, error) {
+// Remote that requests name as their target. ctx bounds the import as for
+// jetty.ImportJFR.
+func (b *Bundle) Import(ctx context.Context, uctx *urma.Context, name string) (*jetty.Remote, error) {
 	e, err := b.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	switch e.Kind {
 	case KindJFR:
-		return jetty.ImportJFR(uctx, e.Jetty, e.Token)
+		return jetty.ImportJFR(ctx, uctx, e.Jetty, e.Token)
 	case KindJetty:
-		return jetty.ImportJetty(uctx, e.Jetty, e.Token)
+		return jetty.ImportJetty(ctx, uctx, e.Jetty, e.Token)
 	}
 	return nil, provider.Errorf(urma.ErrInvalid, "bootstrap: %q is a %v: import it with ImportSegment", name, e.Kind)
 }

@@ -58,25 +58,25 @@ func TestRoundTripAndImport(t *testing.T) {
 	require.Equal(t, o.b, got)
 
 	peer := newOwner(t, 1)
-	tg, err := got.ImportSegment(peer.uctx, "mem")
+	tg, err := got.ImportSegment(t.Context(), peer.uctx, "mem")
 	require.NoError(t, err)
 	require.Equal(t, o.seg.Descriptor(), tg.Descriptor())
-	r, err := got.Import(peer.uctx, "inbox")
+	r, err := got.Import(t.Context(), peer.uctx, "inbox")
 	require.NoError(t, err)
 	require.Equal(t, o.jfr.Descriptor(), r.Descriptor())
-	_, err = got.Import(peer.uctx, "peer")
+	_, err = got.Import(t.Context(), peer.uctx, "peer")
 	require.NoError(t, err)
 
-	_, err = got.Import(peer.uctx, "mem")
+	_, err = got.Import(t.Context(), peer.uctx, "mem")
 	require.ErrorIs(t, err, urma.ErrInvalid, "a segment through Import")
-	_, err = got.ImportSegment(peer.uctx, "inbox")
+	_, err = got.ImportSegment(t.Context(), peer.uctx, "inbox")
 	require.ErrorIs(t, err, urma.ErrInvalid, "a JFR through ImportSegment")
-	_, err = got.Import(peer.uctx, "nope")
+	_, err = got.Import(t.Context(), peer.uctx, "nope")
 	require.ErrorIs(t, err, urma.ErrNotFound)
 	require.ErrorContains(t, err, "mem, inbox, peer")
 
 	got.Entries[0].Token = 12 // a wrong token is the owner's to refuse
-	_, err = got.ImportSegment(peer.uctx, "mem")
+	_, err = got.ImportSegment(t.Context(), peer.uctx, "mem")
 	require.ErrorIs(t, err, urma.ErrPermission)
 }
 

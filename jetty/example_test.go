@@ -61,8 +61,8 @@ func ExampleJFS_Write() {
 	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 64, JFC: sjfc}))
 
 	// Client: import both, then write from a local segment.
-	tgt := must(segment.Import(client, mem.Descriptor(), 0))
-	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	tgt := must(segment.Import(context.Background(), client, mem.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
 	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: urma.RM, JFC: jfc}))
 	src := must(segment.Alloc(client, 4096, segment.Config{Access: segment.LocalOnly}))
@@ -97,7 +97,7 @@ func ExampleJFR_Recv() {
 	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 32, JFC: cjfc}))
 	msg := must(segment.Alloc(client, 256, segment.Config{Access: segment.LocalOnly}))
 	n := copy(msg.Bytes(), "ping")
-	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 	if err := jfs.SendImm(remote, msg.SGE(0, uint32(n)), 0xabc, 0, 1); err != nil {
 		log.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func ExampleJFC_Wait() {
 		defer close(done)
 		cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
 		jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 32, JFC: cjfc}))
-		remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+		remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 		msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
 		copy(msg.Bytes(), "wake up")
 		if err := jfs.Send(remote, msg.SGE(0, 7), 0, 2); err != nil {
@@ -182,7 +182,7 @@ func ExampleJFC_PollWait() {
 
 	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
 	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 32, JFC: cjfc}))
-	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
 	copy(msg.Bytes(), "ping")
 	go func() {
@@ -218,8 +218,8 @@ func ExamplePrepared() {
 	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 64}))
 	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 64, JFC: sjfc}))
 
-	tgt := must(segment.Import(client, counter.Descriptor(), 0))
-	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	tgt := must(segment.Import(context.Background(), client, counter.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
 	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 64, Mode: urma.RM, JFC: jfc}))
 	result := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
@@ -256,8 +256,8 @@ func ExamplePrepared_PostAfter() {
 	sjfc := must(jetty.NewJFC(server, jetty.JFCConfig{Depth: 8}))
 	jfr := must(jetty.NewJFR(server, jetty.JFRConfig{Depth: 8, JFC: sjfc}))
 
-	tgt := must(segment.Import(client, data.Descriptor(), 0))
-	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	tgt := must(segment.Import(context.Background(), client, data.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 	jfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 8}))
 	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 1, Mode: urma.RM, JFC: jfc}))
 	buf := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
@@ -304,8 +304,8 @@ func ExamplePrepared_PostWhen() {
 	cjfr := must(jetty.NewJFR(client, jetty.JFRConfig{Depth: 8, JFC: cjfc}))
 
 	// The server prepares its answer.
-	toClient := must(segment.Import(server, answers.Descriptor(), 0))
-	clientJFR := must(jetty.ImportJFR(server, cjfr.Descriptor(), 0))
+	toClient := must(segment.Import(context.Background(), server, answers.Descriptor(), 0))
+	clientJFR := must(jetty.ImportJFR(context.Background(), server, cjfr.Descriptor(), 0))
 	sjfs := must(jetty.NewJFS(server, jetty.JFSConfig{Depth: 8, Mode: urma.RM, JFC: sjfc}))
 	reply := must(segment.Alloc(server, 64, segment.Config{Access: segment.LocalOnly}))
 	copy(reply.Bytes(), "pong")
@@ -316,8 +316,8 @@ func ExamplePrepared_PostWhen() {
 	go func() { done <- answer.PostWhen(context.Background(), &inbox.Bytes()[7], 1) }()
 
 	// The client WRITEs "ping" with the flag last.
-	toServer := must(segment.Import(client, inbox.Descriptor(), 0))
-	serverJFR := must(jetty.ImportJFR(client, sjfr.Descriptor(), 0))
+	toServer := must(segment.Import(context.Background(), client, inbox.Descriptor(), 0))
+	serverJFR := must(jetty.ImportJFR(context.Background(), client, sjfr.Descriptor(), 0))
 	cjfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 8, Mode: urma.RM, JFC: cjfc}))
 	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
 	copy(msg.Bytes(), "ping\x00\x00\x00\x01")
@@ -354,7 +354,7 @@ func ExamplePreparedRecv() {
 	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{Depth: 64}))
 	jfs := must(jetty.NewJFS(client, jetty.JFSConfig{Depth: 32, JFC: cjfc}))
 	msg := must(segment.Alloc(client, 64, segment.Config{Access: segment.LocalOnly}))
-	remote := must(jetty.ImportJFR(client, jfr.Descriptor(), 0))
+	remote := must(jetty.ImportJFR(context.Background(), client, jfr.Descriptor(), 0))
 
 	for round := range 2 {
 		if err := recvs.Post(); err != nil {

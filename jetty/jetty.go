@@ -1,6 +1,8 @@
 package jetty
 
 import (
+	"context"
+
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/urma"
 )
@@ -84,13 +86,14 @@ func NewJetty(uctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 func (j *Jetty) Descriptor() Descriptor { return DescriptorOf(j.p.Desc()) }
 
 // Bind connects an RC Jetty to one remote Jetty (urma_bind_jetty); requests
-// then go there without a Target. The remote Jetty binds to this one the
-// same way, even at the same moment: both ends then share one connection.
-func (j *Jetty) Bind(r *Remote) error {
+// then go there without WR.To. The remote Jetty binds to this one the same
+// way, even at the same moment: both ends then share one connection. ctx
+// bounds the connection; once ctx is done Bind returns its error, unbound.
+func (j *Jetty) Bind(ctx context.Context, r *Remote) error {
 	if r == nil {
 		return opErr("jetty bind", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := j.p.Bind(r.p); err != nil {
+	if err := j.p.Bind(ctx, r.p); err != nil {
 		return opErr("jetty bind", err)
 	}
 	return nil

@@ -47,7 +47,7 @@ func newSendPair(t *testing.T, event bool) *sendPair {
 	check(t, err)
 	jfs, err := NewJFS(b, JFSConfig{JFC: sjfc})
 	check(t, err)
-	to, err := ImportJFR(b, p.jfr.Descriptor(), 0)
+	to, err := ImportJFR(t.Context(), b, p.jfr.Descriptor(), 0)
 	check(t, err)
 	msg, err := segment.Alloc(b, 64, segment.Config{Access: segment.LocalOnly})
 	check(t, err)

@@ -31,7 +31,7 @@ func TestRecvPool(t *testing.T) {
 	require.NoError(t, err)
 	jfs, err := jetty.NewJFS(uctx, jetty.JFSConfig{Depth: 8, JFC: sjfc})
 	require.NoError(t, err)
-	to, err := jetty.ImportJFR(uctx, jfr.Descriptor(), 0)
+	to, err := jetty.ImportJFR(t.Context(), uctx, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	src, err := segment.Alloc(uctx, 64, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)

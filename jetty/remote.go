@@ -1,6 +1,8 @@
 package jetty
 
 import (
+	"context"
+
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/urma"
 )
@@ -13,17 +15,20 @@ type Remote struct {
 }
 
 // ImportJFR imports a peer's JFR (urma_import_jfr); under PLAIN_TEXT the
-// token must match.
-func ImportJFR(uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
-	return importRemote(uctx, desc, token, KindJFR)
+// token must match. The provider may ask the owner: ctx bounds the wait,
+// and once it is done ImportJFR returns its error (matching
+// context.Canceled or DeadlineExceeded) with nothing imported.
+func ImportJFR(ctx context.Context, uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	return importRemote(ctx, uctx, desc, token, KindJFR)
 }
 
-// ImportJetty imports a peer's Jetty (urma_import_jetty).
-func ImportJetty(uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
-	return importRemote(uctx, desc, token, KindJetty)
+// ImportJetty imports a peer's Jetty (urma_import_jetty), as ImportJFR
+// imports a JFR.
+func ImportJetty(ctx context.Context, uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	return importRemote(ctx, uctx, desc, token, KindJetty)
 }
 
-func importRemote(uctx *urma.Context, desc Descriptor, token uint32, kind Kind) (*Remote, error) {
+func importRemote(ctx context.Context, uctx *urma.Context, desc Descriptor, token uint32, kind Kind) (*Remote, error) {
 	op := "import " + kind.String()
 	if uctx == nil {
 		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "nil context"))
@@ -34,7 +39,7 @@ func importRemote(uctx *urma.Context, desc Descriptor, token uint32, kind Kind) 
 	if desc.Kind != kind {
 		return nil, opErr(op, provider.Errorf(urma.ErrInvalid, "descriptor names a %v", desc.Kind))
 	}
-	p, err := uctx.Raw().Import(desc.Raw(), token)
+	p, err := uctx.Raw().Import(ctx, desc.Raw(), token)
 	if err != nil {
 		return nil, &urma.OpError{Op: op, Obj: desc.String(), Err: err}
 	}

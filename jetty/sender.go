@@ -1,6 +1,7 @@
 package jetty
 
 import (
+	"context"
 	"sync"
 
 	"github.com/urma-go/sdk/provider"
@@ -60,12 +61,13 @@ func (s *sender) Flush(crs []CR) (int, error) {
 
 // Advise prepares the path to a remote JFR or Jetty (urma_advise_jfr). It is
 // required on IB transport before the first request to it in RM mode and
-// harmless elsewhere.
-func (s *sender) Advise(r *Remote) error {
+// harmless elsewhere. ctx bounds the connection it may make; once ctx is
+// done Advise returns its error.
+func (s *sender) Advise(ctx context.Context, r *Remote) error {
 	if r == nil {
 		return opErr(s.kind+" advise", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := s.p.Advise(r.p); err != nil {
+	if err := s.p.Advise(ctx, r.p); err != nil {
 		return opErr(s.kind+" advise", err)
 	}
 	return nil

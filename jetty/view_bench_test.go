@@ -24,7 +24,7 @@ func BenchmarkView(b *testing.B) {
 	m := f.seg(a, chunks*4096, segment.LocalOnly)
 	copy(m.Bytes(), chunks4096(m.Bytes()))
 	dst := f.seg(peer, chunks*4096, segment.Read|segment.Write)
-	rt, err := segment.Import(a, dst.Descriptor(), 0)
+	rt, err := segment.Import(b.Context(), a, dst.Descriptor(), 0)
 	require.NoError(b, err)
 	defer rt.Close()
 	layout := view.Layout{Repeat: chunks, Entries: []view.LayoutEntry{

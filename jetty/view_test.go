@@ -1,6 +1,7 @@
 package jetty_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -48,12 +49,12 @@ func newViewFix(t testing.TB, a, b *urma.Context) *viewFix {
 		t.Cleanup(func() { _ = jfs.Close(); _ = jfr.Close(); _ = jfc.Close() })
 	}
 	var err error
-	f.atob, err = jetty.ImportJFR(a, f.bjfr.Descriptor(), 0)
+	f.atob, err = jetty.ImportJFR(t.Context(), a, f.bjfr.Descriptor(), 0)
 	require.NoError(t, err)
-	f.btoa, err = jetty.ImportJFR(b, f.ajfr.Descriptor(), 0)
+	f.btoa, err = jetty.ImportJFR(t.Context(), b, f.ajfr.Descriptor(), 0)
 	require.NoError(t, err)
-	require.NoError(t, f.ajfs.Advise(f.atob))
-	require.NoError(t, f.bjfs.Advise(f.btoa))
+	require.NoError(t, f.ajfs.Advise(t.Context(), f.atob))
+	require.NoError(t, f.bjfs.Advise(t.Context(), f.btoa))
 	return f
 }
 
@@ -200,7 +201,7 @@ func viewGatherWrite(f *viewFix) {
 	l, want := interleaved(m)
 	v := f.view(view.Config{Layout: l})
 	dst := f.seg(f.b, 1024, segment.Read|segment.Write)
-	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 450), v.SGE(0, 450), 0, 1))
@@ -226,7 +227,7 @@ func viewScatterRead(f *viewFix) {
 	l, _ := interleaved(m)
 	v := f.view(view.Config{Layout: l})
 	src := f.seg(f.b, 450, segment.Read)
-	rt, err := segment.Import(f.a, src.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, src.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Read(f.atob, rt.SGE(0, 450), v.SGE(0, 450), 0, 7))
@@ -288,7 +289,7 @@ func viewInsertChunks(f *viewFix) {
 	require.EqualValues(f.t, n*4096, v.Len())
 	require.EqualValues(f.t, n*4092, v.WireLen())
 	src := f.seg(f.b, n*4092, segment.Read)
-	rt, err := segment.Import(f.a, src.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, src.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Read(f.atob, rt.SGE(0, n*4092), v.SGE(0, n*4096), 0, 21))
@@ -306,7 +307,7 @@ func viewInsertWire(f *viewFix) {
 	v := f.view(view.Config{Layout: view.Layout{Entries: []view.LayoutEntry{{Mem: m, Bytes: 1024}}},
 		Wire: &view.Signature{Kind: view.SigCRC32, BlockSize: view.Block512}})
 	dst := f.seg(f.b, 1032, segment.Read|segment.Write)
-	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, 1032), v.SGE(0, 1024), 0, 31))
@@ -322,7 +323,7 @@ func viewStripBad(f *viewFix) {
 	copy(m.Bytes(), chunks(view.SigCRC32, view.BlockChunk, plain))
 	v := storageView(f, m, n, nil)
 	dst := f.seg(f.b, n*4092, segment.Read|segment.Write)
-	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	require.NoError(f.t, f.ajfs.Write(f.atob, rt.SGE(0, n*4092), v.SGE(0, n*4096), 0, 41))
@@ -395,7 +396,7 @@ func viewCheckPassThrough(f *viewFix) {
 		Memory: sig, Wire: sig})
 	require.EqualValues(f.t, 2*4100, v.WireLen())
 	dst := f.seg(f.b, 2*4100, segment.Read|segment.Write)
-	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	m.Bytes()[4100+4096] ^= 0xff // block 1's stored CRC itself
@@ -425,7 +426,7 @@ func viewExposed(f *viewFix) {
 	desc, err := v.Expose()
 	require.NoError(f.t, err)
 	require.EqualValues(f.t, n*4092, desc.Len)
-	rt, err := segment.Import(f.b, desc, 0)
+	rt, err := segment.Import(context.Background(), f.b, desc, 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 
@@ -464,7 +465,7 @@ func viewInvalidate(f *viewFix) {
 	defer v.Close()
 	desc, err := v.Expose()
 	require.NoError(f.t, err)
-	rt, err := segment.Import(f.b, desc, 0)
+	rt, err := segment.Import(context.Background(), f.b, desc, 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 	buf := f.seg(f.b, 512, segment.LocalOnly)
@@ -496,7 +497,7 @@ func viewRefusals(f *viewFix) {
 	m := f.seg(f.a, 8192, segment.LocalOnly)
 	sig := &view.Signature{Kind: view.SigCRC32, BlockSize: view.Block4096}
 	dst := f.seg(f.b, 8192, segment.Read|segment.Write|segment.Atomic)
-	rt, err := segment.Import(f.a, dst.Descriptor(), 0)
+	rt, err := segment.Import(context.Background(), f.a, dst.Descriptor(), 0)
 	require.NoError(f.t, err)
 	defer rt.Close()
 

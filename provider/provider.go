@@ -37,15 +37,18 @@ type Context interface {
 	// RegisterSegment registers caller memory, which must stay valid and
 	// must not move until the segment is closed.
 	RegisterSegment(buf []byte, cfg SegmentConfig) (Segment, error)
-	// ImportSegment checks the token and returns a handle for one-sided access.
-	ImportSegment(desc SegmentDesc, token uint32) (Target, error)
+	// ImportSegment checks the token and returns a handle for one-sided
+	// access. It may ask the owner; ctx bounds the wait, and once it is
+	// done the call returns ContextErr(ctx) with nothing imported.
+	ImportSegment(ctx context.Context, desc SegmentDesc, token uint32) (Target, error)
 	NewJFCE() (JFCE, error)
 	NewJFC(cfg JFCConfig) (JFC, error)
 	NewJFS(cfg JFSConfig) (JFS, error)
 	NewJFR(cfg JFRConfig) (JFR, error)
 	NewJetty(cfg JettyConfig) (Jetty, error)
-	// Import checks the token and returns a handle to a remote JFR or Jetty.
-	Import(desc JettyDesc, token uint32) (Remote, error)
+	// Import checks the token and returns a handle to a remote JFR or
+	// Jetty. ctx bounds the exchange with the owner, as for ImportSegment.
+	Import(ctx context.Context, desc JettyDesc, token uint32) (Remote, error)
 	// AsyncEvent blocks for the next async event until ctx is done.
 	AsyncEvent(ctx context.Context) (AsyncEvent, error)
 	// AckAsyncEvent acknowledges an event returned by AsyncEvent.
@@ -125,8 +128,9 @@ type Sender interface {
 	// Flush moves WR_FLUSH_ERR records for the requests still queued into
 	// crs; the queue must be in StateError.
 	Flush(crs []CR) (int, error)
-	// Advise prepares the path to a remote JFR or Jetty (RM mode).
-	Advise(r Remote) error
+	// Advise prepares the path to a remote JFR or Jetty (RM mode); ctx
+	// bounds the connection it may make.
+	Advise(ctx context.Context, r Remote) error
 	Unadvise(r Remote) error
 	Query() (QueueAttr, error)
 	// Modify changes the state: to StateError, or from StateError back to
@@ -155,8 +159,9 @@ type Jetty interface {
 	Sender
 	PostRecv(wrs []RecvWR) (int, error)
 	Desc() JettyDesc
-	// Bind connects an RC Jetty to exactly one remote Jetty.
-	Bind(r Remote) error
+	// Bind connects an RC Jetty to exactly one remote Jetty; ctx bounds
+	// the connection.
+	Bind(ctx context.Context, r Remote) error
 	Unbind() error
 }
 

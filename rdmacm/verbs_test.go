@@ -146,7 +146,7 @@ func TestVerbsPeer(t *testing.T) {
 			require.ErrorIs(t, err, urma.ErrExist)
 			other, err := jetty.NewJetty(cli.ctx, jetty.JettyConfig{Send: jetty.JFSConfig{Depth: 4, Mode: urma.RC, JFC: cli.jfc}, Recv: jetty.JFRConfig{Depth: 4}})
 			require.NoError(t, err)
-			require.ErrorIs(t, other.Bind(cc.Peer()), urma.ErrInvalid)
+			require.ErrorIs(t, other.Bind(ctx, cc.Peer()), urma.ErrInvalid)
 
 			// Nobody listens on the listener's port plus one.
 			_, err = rdmacm.Dial(ctx, other, net.JoinHostPort(d.Addr.String(), strconv.Itoa(int(l.Addr().Port())+1)))

@@ -1,6 +1,7 @@
 package segment_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -50,10 +51,10 @@ func ExampleAlloc() {
 	}
 	fmt.Println("eid:", desc.EID, "len:", desc.Len, "access:", desc.Access, "token:", desc.TokenPolicy)
 
-	if _, err := segment.Import(peer, desc, 0x9999); err != nil {
+	if _, err := segment.Import(context.Background(), peer, desc, 0x9999); err != nil {
 		fmt.Println("wrong token:", urma.StatusOf(err) == urma.StatusPermission)
 	}
-	tgt, err := segment.Import(peer, desc, token)
+	tgt, err := segment.Import(context.Background(), peer, desc, token)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -139,15 +140,18 @@ type Target struct {
 }
 
 // Import imports a peer's segment (urma_import_seg). Under TokenPlainText the
-// token must match the one the segment was registered with.
-func Import(uctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
+// token must match the one the segment was registered with. The provider
+// may ask the owner: ctx bounds the wait, and once it is done Import
+// returns its error (matching context.Canceled or DeadlineExceeded) with
+// nothing imported.
+func Import(ctx context.Context, uctx *urma.Context, desc Descriptor, token uint32) (*Target, error) {
 	if uctx == nil {
 		return nil, &urma.OpError{Op: "segment import", Err: provider.Errorf(urma.ErrInvalid, "nil context")}
 	}
 	if err := desc.Validate(); err != nil {
 		return nil, &urma.OpError{Op: "segment import", Err: err}
 	}
-	p, err := uctx.Raw().ImportSegment(desc.Raw(), token)
+	p, err := uctx.Raw().ImportSegment(ctx, desc.Raw(), token)
 	if err != nil {
 		return nil, &urma.OpError{Op: "segment import", Obj: desc.String(), Err: err}
 	}

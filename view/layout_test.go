@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -101,7 +102,7 @@ func TestLayoutRefusals(t *testing.T) {
 	require.ErrorIs(t, past.Gather(make([]byte, 10)), urma.ErrInvalid, "buffer of the wrong size")
 
 	peer := openLoopback(t)
-	tg, err := segment.Import(peer, s.Descriptor(), 0)
+	tg, err := segment.Import(context.Background(), peer, s.Descriptor(), 0)
 	require.NoError(t, err)
 	remote := view.Layout{Entries: []view.LayoutEntry{{Mem: tg, Bytes: 8}}}
 	require.NoError(t, remote.Validate(), "a layout may describe imported memory")

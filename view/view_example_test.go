@@ -1,6 +1,7 @@
 package view_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,8 +54,8 @@ func ExampleView() {
 	jfs := must(jetty.NewJFS(server, jetty.JFSConfig{Mode: urma.RM, JFC: jfc}))
 	cjfc := must(jetty.NewJFC(client, jetty.JFCConfig{}))
 	cjfr := must(jetty.NewJFR(client, jetty.JFRConfig{JFC: cjfc}))
-	toClient := must(jetty.ImportJFR(server, cjfr.Descriptor(), 0))
-	remote := must(segment.Import(server, data.Descriptor(), 0))
+	toClient := must(jetty.ImportJFR(context.Background(), server, cjfr.Descriptor(), 0))
+	remote := must(segment.Import(context.Background(), server, data.Descriptor(), 0))
 	poll := func() jetty.CR {
 		crs := make([]jetty.CR, 1)
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {

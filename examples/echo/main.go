@@ -95,7 +95,7 @@ func main() {
 		conn = must(net.Dial("tcp", *addr))
 	}
 	defer conn.Close()
-	e.peer = must(must(bootstrap.Exchange(ctx, conn, &mine)).Import(uctx, "inbox"))
+	e.peer = must(must(bootstrap.Exchange(ctx, conn, &mine)).Import(ctx, uctx, "inbox"))
 
 	if os.Args[1] == "serve" { // echo until the client says bye
 		for {

@@ -105,7 +105,7 @@ func send(uctx *urma.Context, addr string, msgs []string) {
 	b, err := bootstrap.Read(ctx, conn)
 	conn.Close()
 	check(err)
-	to := must(b.Import(uctx, "inbox"))
+	to := must(b.Import(ctx, uctx, "inbox"))
 	jfc := must(jetty.NewJFC(uctx, jetty.JFCConfig{Depth: 8}))
 	jfs := must(jetty.NewJFS(uctx, jetty.JFSConfig{Depth: 8, JFC: jfc}))
 	buf := must(segment.Alloc(uctx, size, segment.Config{Access: segment.LocalOnly}))

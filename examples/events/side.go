@@ -112,10 +112,10 @@ func (s *side) connect(ctx context.Context, conn io.ReadWriter) error {
 	if err != nil {
 		return err
 	}
-	if s.peer, err = theirs.Import(s.ctx, "inbox"); err != nil {
+	if s.peer, err = theirs.Import(ctx, s.ctx, "inbox"); err != nil {
 		return fmt.Errorf("import the peer's JFR: %w", err)
 	}
-	return s.jfs.Advise(s.peer)
+	return s.jfs.Advise(ctx, s.peer)
 }
 
 func isSend(cr jetty.CR) bool { return cr.Flags&jetty.CRRecv == 0 && cr.WROpcode == urma.OpSend }

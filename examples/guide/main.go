@@ -155,11 +155,13 @@ func run(w io.Writer) error {
 	fmt.Fprintf(w, "descriptors: segment %d bytes, jfr %d bytes\n", len(segWire), len(jfrWire))
 
 	// guide:begin import
+	ictx, icancel := context.WithTimeout(context.Background(), 10*time.Second) // imports may ask the owner
+	defer icancel()
 	var segDesc segment.Descriptor
 	if err := segDesc.UnmarshalBinary(segWire); err != nil {
 		return err
 	}
-	target, err := segment.Import(peer, segDesc, segToken)
+	target, err := segment.Import(ictx, peer, segDesc, segToken)
 	if err != nil {
 		return err
 	}
@@ -167,11 +169,11 @@ func run(w io.Writer) error {
 	if err := jfrDesc.UnmarshalBinary(jfrWire); err != nil {
 		return err
 	}
-	remote, err := jetty.ImportJFR(peer, jfrDesc, jfrToken)
+	remote, err := jetty.ImportJFR(ictx, peer, jfrDesc, jfrToken)
 	if err != nil {
 		return err
 	}
-	if err := peerJFS.Advise(remote); err != nil { // required on IB in RM mode, harmless elsewhere
+	if err := peerJFS.Advise(ictx, remote); err != nil { // required on IB in RM mode, harmless elsewhere
 		return err
 	}
 	// guide:end import
@@ -284,7 +286,7 @@ func run(w io.Writer) error {
 	fmt.Fprintf(w, "event: woken, %q received\n", mem.Bytes()[1088:1092])
 
 	// guide:begin err-sentinel
-	_, err = segment.Import(peer, segDesc, segToken+1)
+	_, err = segment.Import(ictx, peer, segDesc, segToken+1)
 	if !errors.Is(err, urma.ErrPermission) {
 		return fmt.Errorf("a wrong token: want urma.ErrPermission, got %v", err)
 	}

@@ -150,10 +150,10 @@ func (p *peer) connect(ctx context.Context, c io.ReadWriter, o options, client b
 		return "", 0, 0, err
 	}
 	p.peerID, p.peerToken = e.Jetty, e.Token
-	if p.remote, err = theirs.Import(p.ctx, "jetty"); err != nil {
+	if p.remote, err = theirs.Import(ctx, p.ctx, "jetty"); err != nil {
 		return "", 0, 0, err
 	}
-	return test, count, size, p.jetty.Bind(p.remote)
+	return test, count, size, p.jetty.Bind(ctx, p.remote)
 }
 
 // buffers allocates the two ping buffers of size bytes.
@@ -200,7 +200,7 @@ func (p *peer) target(a ad) (*segment.Target, error) {
 	}
 	desc := segment.Descriptor{EID: p.peerID.ID.EID, UASID: p.peerID.ID.UASID, VA: a.buf, Len: uint64(a.size),
 		Access: segAccess, TokenPolicy: segment.TokenPlainText, TokenID: a.rkey}
-	t, err := segment.Import(p.ctx, desc, p.peerToken)
+	t, err := segment.Import(context.Background(), p.ctx, desc, p.peerToken)
 	if err != nil {
 		return nil, fmt.Errorf("import the advertised buffer %#x (rkey %d, %d bytes): %w", a.buf, a.rkey, a.size, err)
 	}

@@ -30,7 +30,7 @@ func TestBatchKeepsGathersOfRequestsLeftOver(t *testing.T) {
 	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 8, Mode: urma.RM, JFC: cq.JFC})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, jfr.Close()) }()
-	to, err := jetty.ImportJFR(ctx, jfr.Descriptor(), 0)
+	to, err := jetty.ImportJFR(context.Background(), ctx, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, to.Unimport()) }()
 

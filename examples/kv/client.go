@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -125,10 +126,10 @@ func newClient(ctx *urma.Context, cfg *config, id, gi int, cq *exutil.Completion
 func (c *client) connect(ctx *urma.Context, theirs *bootstrap.Bundle, workers int, region *segment.Target) error {
 	c.workers, c.slot, c.region = workers, slotSize(c.cfg.value), region
 	var err error
-	if c.server, err = theirs.Import(ctx, "server"); err != nil {
+	if c.server, err = theirs.Import(context.Background(), ctx, "server"); err != nil {
 		return fmt.Errorf("import the server's JFR: %w", err)
 	}
-	if err := c.jfs.Advise(c.server); err != nil {
+	if err := c.jfs.Advise(context.Background(), c.server); err != nil {
 		return err
 	}
 	for i := range c.nrecv {

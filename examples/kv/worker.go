@@ -74,10 +74,10 @@ func newWorker(ss *session, id int, clients *bootstrap.Bundle) (*worker, error) 
 		if r.jfs, err = jetty.NewJFS(srv.ctx, jetty.JFSConfig{Depth: depth, Mode: urma.RM, MaxSGE: gather, JFC: w.cq.JFC}); err != nil {
 			return w, err
 		}
-		if r.to, err = clients.Import(srv.ctx, clientName(i)); err != nil {
+		if r.to, err = clients.Import(context.Background(), srv.ctx, clientName(i)); err != nil {
 			return w, fmt.Errorf("import the JFR of client %d: %w", i, err)
 		}
-		if err := r.jfs.Advise(r.to); err != nil {
+		if err := r.jfs.Advise(context.Background(), r.to); err != nil {
 			return w, fmt.Errorf("advise the JFR of client %d: %w", i, err)
 		}
 	}

@@ -321,16 +321,16 @@ func connect(srv, cli *side) error {
 	if err != nil {
 		return err
 	}
-	if cli.peer, err = atCli.Import(cli.ctx, "inbox"); err != nil {
+	if cli.peer, err = atCli.Import(ctx, cli.ctx, "inbox"); err != nil {
 		return err
 	}
-	if cli.target, err = atCli.ImportSegment(cli.ctx, "mem"); err != nil {
+	if cli.target, err = atCli.ImportSegment(ctx, cli.ctx, "mem"); err != nil {
 		return err
 	}
-	if srv.peer, err = atSrv.Import(srv.ctx, "inbox"); err != nil {
+	if srv.peer, err = atSrv.Import(ctx, srv.ctx, "inbox"); err != nil {
 		return err
 	}
-	return errors.Join(srv.jfs.Advise(srv.peer), cli.jfs.Advise(cli.peer))
+	return errors.Join(srv.jfs.Advise(ctx, srv.peer), cli.jfs.Advise(ctx, cli.peer))
 }
 
 // oneSided lets the client WRITE a pattern into the server's segment and

@@ -76,9 +76,11 @@ func dial(uctx *urma.Context, jfc *jetty.JFC, arg string) {
 	check(err)
 	var b bootstrap.Bundle
 	check(b.UnmarshalBinary(wire))
-	target, err := b.ImportSegment(uctx, "mem") // with the token the bundle carries
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // imports may ask the owner
+	defer cancel()
+	target, err := b.ImportSegment(ctx, uctx, "mem") // with the token the bundle carries
 	check(err)
-	server, err := b.Import(uctx, "inbox")
+	server, err := b.Import(ctx, uctx, "inbox")
 	check(err)
 	jfs, err := jetty.NewJFS(uctx, jetty.JFSConfig{Depth: 16, JFC: jfc})
 	check(err)

@@ -88,10 +88,10 @@ func (e *end) connect(ctx context.Context, c io.ReadWriter) error {
 		return err
 	}
 	e.peerToken = inbox.Token
-	if e.peer, err = theirs.Import(e.ctx, "inbox"); err != nil {
+	if e.peer, err = theirs.Import(ctx, e.ctx, "inbox"); err != nil {
 		return err
 	}
-	return e.jfs.Advise(e.peer)
+	return e.jfs.Advise(ctx, e.peer)
 }
 
 // sendMsg SENDs the first n bytes of the send buffer and waits for it.

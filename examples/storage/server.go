@@ -128,7 +128,7 @@ func (s *server) target(d segment.Descriptor) (*segment.Target, error) {
 	if t, ok := s.targets[d]; ok {
 		return t, nil
 	}
-	t, err := segment.Import(s.ctx, d, s.peerToken)
+	t, err := segment.Import(context.Background(), s.ctx, d, s.peerToken)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -186,13 +187,13 @@ func (e *endpoint) connect(p endpointInfo) error {
 	}
 	var err error
 	if e.jetty != nil {
-		if e.peer, err = jetty.ImportJetty(e.ctx, q, p.Token); err != nil {
+		if e.peer, err = jetty.ImportJetty(context.Background(), e.ctx, q, p.Token); err != nil {
 			return err
 		}
-		if err := e.jetty.Bind(e.peer); err != nil {
+		if err := e.jetty.Bind(context.Background(), e.peer); err != nil {
 			return err
 		}
-	} else if e.peer, err = jetty.ImportJFR(e.ctx, q, p.Token); err != nil {
+	} else if e.peer, err = jetty.ImportJFR(context.Background(), e.ctx, q, p.Token); err != nil {
 		return err
 	}
 	if e.cfg.Test.Op == Send {
@@ -202,7 +203,7 @@ func (e *endpoint) connect(p endpointInfo) error {
 	if err := s.UnmarshalBinary(p.Seg); err != nil {
 		return fmt.Errorf("peer's segment descriptor: %w", err)
 	}
-	e.tgt, err = segment.Import(e.ctx, s, p.Token)
+	e.tgt, err = segment.Import(context.Background(), e.ctx, s, p.Token)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package stress
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,7 +122,7 @@ func (n *Node) Connect(line string) error {
 		return fmt.Errorf("stress: peer's segment is %d bytes, too small", sd.Len)
 	}
 	var err error
-	if n.tgt, err = segment.Import(n.ctx, sd, h.Token); err != nil {
+	if n.tgt, err = segment.Import(context.Background(), n.ctx, sd, h.Token); err != nil {
 		return err
 	}
 	for i, w := range n.workers {
@@ -130,16 +131,16 @@ func (n *Node) Connect(line string) error {
 			return fmt.Errorf("stress: peer's JFR %d: %w", i, err)
 		}
 		if w.jetty == nil {
-			if w.peer, err = jetty.ImportJFR(n.ctx, jd, h.Token); err != nil {
+			if w.peer, err = jetty.ImportJFR(context.Background(), n.ctx, jd, h.Token); err != nil {
 				return err
 			}
 			w.to = w.peer
 			continue
 		}
-		if w.peer, err = jetty.ImportJetty(n.ctx, jd, h.Token); err != nil {
+		if w.peer, err = jetty.ImportJetty(context.Background(), n.ctx, jd, h.Token); err != nil {
 			return err
 		}
-		if err := w.jetty.Bind(w.peer); err != nil {
+		if err := w.jetty.Bind(context.Background(), w.peer); err != nil {
 			return err
 		}
 	}

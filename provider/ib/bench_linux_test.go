@@ -3,6 +3,7 @@
 package ib_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -70,11 +71,11 @@ func newBenchPair(b *testing.B, size int) (*benchSide, *benchSide) {
 	}
 	x, y := mk(), mk()
 	link := func(from, to *benchSide) {
-		from.tg, err = segment.Import(from.ctx, to.seg.Descriptor(), 0)
+		from.tg, err = segment.Import(context.Background(), from.ctx, to.seg.Descriptor(), 0)
 		require.NoError(b, err)
-		from.peer, err = jetty.ImportJFR(from.ctx, to.jfr.Descriptor(), 0)
+		from.peer, err = jetty.ImportJFR(context.Background(), from.ctx, to.jfr.Descriptor(), 0)
 		require.NoError(b, err)
-		require.NoError(b, from.jfs.Advise(from.peer))
+		require.NoError(b, from.jfs.Advise(context.Background(), from.peer))
 	}
 	link(x, y)
 	link(y, x)

@@ -307,12 +307,13 @@ type dialed struct {
 	reply reply
 }
 
-// dial connects to the context at (dst, port) with request req. makeQP
+// dial connects to the context at (dst, port) with request req; once ctx
+// is done it returns ContextErr(ctx), having made nothing. makeQP
 // creates the initiator's QP on the resolved id. An import is answered by
 // a reject, so the returned id is zero and only reply is set; an accepted
 // connection returns the id and QP, handed over to the context's
 // rdma_cm goroutine.
-func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func(verbs.CMID) (*verbs.QP, error)) (dialed, error) {
+func (c *ibContext) dial(ctx context.Context, dst provider.EID, port uint32, req request, makeQP func(verbs.CMID) (*verbs.QP, error)) (dialed, error) {
 	if port == 0 || port > 0xffff {
 		return dialed{}, provider.Errorf(provider.ErrNotFound, "no context with uasid %d: uasids are rdma_cm ports", port)
 	}
@@ -322,7 +323,13 @@ func (c *ibContext) dial(dst provider.EID, port uint32, req request, makeQP func
 	}
 	to := netip.AddrPortFrom(dst.Addr().Unmap(), uint16(port))
 	for attempt := 1; ; attempt++ {
-		d, rejected, err := c.connectCM(context.Background(), to, req.marshal(), rnr, rdAtomic(c), makeQP)
+		if err := provider.ContextErr(ctx); err != nil {
+			return dialed{}, err
+		}
+		d, rejected, err := c.connectCM(ctx, to, req.marshal(), rnr, rdAtomic(c), makeQP)
+		if err != nil && ctx.Err() != nil {
+			return d, provider.ContextErr(ctx)
+		}
 		if err != nil || rejected == nil {
 			return d, err
 		}

@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"unsafe"
@@ -137,7 +138,7 @@ func (q *sendq) udConn() (*conn, error) {
 
 // dest returns the address of remote r, introducing the queue's QP to it
 // on first use.
-func (q *sendq) dest(r *remote) (*udDest, error) {
+func (q *sendq) dest(ctx context.Context, r *remote) (*udDest, error) {
 	if d := q.dests[r]; d != nil {
 		return d, nil
 	}
@@ -146,7 +147,7 @@ func (q *sendq) dest(r *remote) (*udDest, error) {
 	req := request{op: opDatagram, target: r.desc.ID.ID, token: r.token, kind: r.desc.Kind, mode: r.desc.Mode,
 		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: q.id,
 		srcQPN: q.ud.qp.Num, srcIID: gidIID(src.gid)}
-	d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, c.probeQP)
+	d, err := c.dial(ctx, r.desc.ID.EID, r.desc.ID.UASID, req, c.probeQP)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package ib_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -66,7 +67,7 @@ func TestRepeatedImports(t *testing.T) {
 			for w := range importers {
 				g.Go(func() error {
 					for i := range imports / importers {
-						tg, err := segment.Import(a, seg.Descriptor(), 0)
+						tg, err := segment.Import(context.Background(), a, seg.Descriptor(), 0)
 						if err != nil {
 							return fmt.Errorf("importer %d, import %d: %w", w, i+1, err)
 						}
@@ -83,7 +84,7 @@ func TestRepeatedImports(t *testing.T) {
 			desc := seg.Descriptor()
 			require.NoError(t, seg.Unregister())
 			require.NoError(t, b.Close())
-			_, err = segment.Import(a, desc, 0)
+			_, err = segment.Import(context.Background(), a, desc, 0)
 			require.ErrorIs(t, err, urma.ErrNotFound, "import from a closed context")
 		})
 	}

@@ -4,6 +4,7 @@ package ib
 
 import (
 	"bytes"
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,9 +91,11 @@ func (j *jetty) abort() {
 
 func (j *jetty) rank() int { return 0 }
 
-func (j *jetty) Post(wrs []provider.WR) (int, error)         { return j.sq.Post(wrs) }
-func (j *jetty) Flush(crs []provider.CR) (int, error)        { return j.sq.Flush(crs) }
-func (j *jetty) Advise(r provider.Remote) error              { return j.sq.Advise(r) }
+func (j *jetty) Post(wrs []provider.WR) (int, error)  { return j.sq.Post(wrs) }
+func (j *jetty) Flush(crs []provider.CR) (int, error) { return j.sq.Flush(crs) }
+func (j *jetty) Advise(ctx context.Context, r provider.Remote) error {
+	return j.sq.Advise(ctx, r)
+}
 func (j *jetty) Unadvise(r provider.Remote) error            { return j.sq.Unadvise(r) }
 func (j *jetty) Query() (provider.QueueAttr, error)          { return j.sq.Query() }
 func (j *jetty) Modify(s provider.State) error               { return j.sq.Modify(s) }
@@ -115,7 +118,7 @@ func (j *jetty) conn() *conn {
 	return j.cn
 }
 
-func (j *jetty) Bind(p provider.Remote) error {
+func (j *jetty) Bind(ctx context.Context, p provider.Remote) error {
 	if j.closed.Load() {
 		return errClosed("jetty")
 	}
@@ -141,7 +144,7 @@ func (j *jetty) Bind(p provider.Remote) error {
 	}
 	j.bound = r
 	j.mu.Unlock()
-	if _, err := j.connect(r); err != nil {
+	if _, err := j.connect(ctx, r); err != nil {
 		j.mu.Lock()
 		j.bound = nil
 		j.mu.Unlock()
@@ -152,7 +155,7 @@ func (j *jetty) Bind(p provider.Remote) error {
 
 // connect returns the jetty's live connection to r, adopting one the peer
 // made or making one. The caller holds sq.mu.
-func (j *jetty) connect(r *remote) (*conn, error) {
+func (j *jetty) connect(ctx context.Context, r *remote) (*conn, error) {
 	j.mu.Lock()
 	if j.accepting && j.bound == r {
 		// The peer's own Bind is being accepted: take its connection
@@ -193,7 +196,7 @@ func (j *jetty) connect(r *remote) (*conn, error) {
 		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: j.id, rnrTimer: j.sq.rnrTimer, rnrRetry: j.sq.rnrRetry}
 	deadline := time.Now().Add(connectTimeout)
 	for {
-		d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, j.makeQP)
+		d, err := c.dial(ctx, r.desc.ID.EID, r.desc.ID.UASID, req, j.makeQP)
 		if err != nil {
 			return nil, err
 		}

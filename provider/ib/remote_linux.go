@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -34,7 +35,7 @@ func (r *remote) end() {
 	}
 }
 
-func (c *ibContext) Import(desc provider.JettyDesc, token uint32) (provider.Remote, error) {
+func (c *ibContext) Import(ctx context.Context, desc provider.JettyDesc, token uint32) (provider.Remote, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func (c *ibContext) Import(desc provider.JettyDesc, token uint32) (provider.Remo
 	}
 	req := request{op: opImportJetty, target: desc.ID.ID, token: token, kind: desc.Kind, mode: desc.Mode,
 		policy: desc.TokenPolicy, srcUASID: c.uasid}
-	d, err := c.dial(desc.ID.EID, desc.ID.UASID, req, c.probeQP)
+	d, err := c.dial(ctx, desc.ID.EID, desc.ID.UASID, req, c.probeQP)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -97,10 +98,10 @@ func TestBindFromBothEndsKeepsOneConnection(t *testing.T) {
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i := range js {
-			r, err := jt.ImportJetty(ctxs[i], js[1-i].Descriptor(), 0)
+			r, err := jt.ImportJetty(context.Background(), ctxs[i], js[1-i].Descriptor(), 0)
 			require.NoError(t, err)
 			wg.Add(1)
-			go func() { defer wg.Done(); errs[i] = js[i].Bind(r) }()
+			go func() { defer wg.Done(); errs[i] = js[i].Bind(context.Background(), r) }()
 		}
 		wg.Wait()
 		require.NoError(t, errs[0], "round %d", round)
@@ -157,9 +158,9 @@ func waitingSend(t *testing.T) (*urma.Context, *jt.JFC, *jt.Jetty) {
 	}
 	ca, jfc, ja := open()
 	_, _, jb := open()
-	rb, err := jt.ImportJetty(ca, jb.Descriptor(), 0)
+	rb, err := jt.ImportJetty(context.Background(), ca, jb.Descriptor(), 0)
 	require.NoError(t, err)
-	require.NoError(t, ja.Bind(rb))
+	require.NoError(t, ja.Bind(context.Background(), rb))
 	seg, err := sg.Alloc(ca, 64, sg.Config{Access: sg.LocalOnly})
 	require.NoError(t, err)
 	require.NoError(t, ja.Send(nil, seg.SGE(0, 8), 0, 1))

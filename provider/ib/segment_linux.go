@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -263,7 +264,7 @@ func (c *ibContext) localSeg(m provider.MemRef) (*segment, error) {
 
 // ImportSegment asks the owner, through its listener, to check the
 // descriptor and token; the answer carries the key for one-sided access.
-func (c *ibContext) ImportSegment(desc provider.SegmentDesc, token uint32) (provider.Target, error) {
+func (c *ibContext) ImportSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (provider.Target, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func (c *ibContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 	}
 	req := request{op: opImportSegment, target: desc.TokenID, token: token, access: desc.Access,
 		policy: desc.TokenPolicy, srcUASID: c.uasid, va: desc.VA, len: desc.Len}
-	d, err := c.dial(desc.EID, desc.UASID, req, c.probeQP)
+	d, err := c.dial(ctx, desc.EID, desc.UASID, req, c.probeQP)
 	if err != nil {
 		return nil, err
 	}

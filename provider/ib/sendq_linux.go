@@ -3,6 +3,7 @@
 package ib
 
 import (
+	"context"
 	"errors"
 	"math/bits"
 	"runtime"
@@ -246,9 +247,9 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		var dst *udDest
 		if rem != nil {
 			if q.mode == provider.UM {
-				cn, dst, err = q.udTarget(rem)
+				cn, dst, err = q.udTarget(context.Background(), rem)
 			} else {
-				cn, err = q.connFor(rem)
+				cn, err = q.connFor(context.Background(), rem)
 			}
 			if err != nil {
 				if !errors.Is(err, provider.ErrNotFound) && !errors.Is(err, provider.ErrClosed) {
@@ -801,9 +802,9 @@ func (q *sendq) dropConns() {
 }
 
 // connFor returns the live connection to r, connecting first if needed.
-func (q *sendq) connFor(r *remote) (*conn, error) {
+func (q *sendq) connFor(ctx context.Context, r *remote) (*conn, error) {
 	if q.mode == provider.RC {
-		return q.jetty.connect(r)
+		return q.jetty.connect(ctx, r)
 	}
 	if cn := q.conns[r]; cn != nil {
 		if !cn.dead.Load() {
@@ -817,7 +818,7 @@ func (q *sendq) connFor(r *remote) (*conn, error) {
 	req := request{op: opConnect, target: r.desc.ID.ID, token: r.token, kind: r.desc.Kind, mode: r.desc.Mode,
 		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: q.id, rnrTimer: q.rnrTimer, rnrRetry: q.rnrRetry}
 	caps := verbs.QPCaps{MaxSendWR: q.sqSize(), MaxSendSGE: q.maxSGE, MaxInline: q.maxInline, MaxRecvWR: 1}
-	d, err := c.dial(r.desc.ID.EID, r.desc.ID.UASID, req, func(id verbs.CMID) (*verbs.QP, error) {
+	d, err := c.dial(ctx, r.desc.ID.EID, r.desc.ID.UASID, req, func(id verbs.CMID) (*verbs.QP, error) {
 		qp, err := id.CreateQP(c.vc, q.jfc.cq, c.ctl, nil, caps)
 		if err != nil {
 			return nil, verbsErr("create QP", err)
@@ -871,7 +872,7 @@ func (q *sendq) connDown(cn *conn) {
 	cn.toError()
 }
 
-func (q *sendq) Advise(p provider.Remote) error {
+func (q *sendq) Advise(ctx context.Context, p provider.Remote) error {
 	if q.closed.Load() {
 		return errClosed("jfs")
 	}
@@ -888,20 +889,20 @@ func (q *sendq) Advise(p provider.Remote) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.mode == provider.UM {
-		_, _, err = q.udTarget(r)
+		_, _, err = q.udTarget(ctx, r)
 		return err
 	}
-	_, err = q.connFor(r)
+	_, err = q.connFor(ctx, r)
 	return err
 }
 
 // udTarget returns a UM queue's UD QP and the address of r.
-func (q *sendq) udTarget(r *remote) (*conn, *udDest, error) {
+func (q *sendq) udTarget(ctx context.Context, r *remote) (*conn, *udDest, error) {
 	cn, err := q.udConn()
 	if err != nil {
 		return nil, nil, err
 	}
-	dst, err := q.dest(r)
+	dst, err := q.dest(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}

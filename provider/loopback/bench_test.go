@@ -42,7 +42,7 @@ func newPairOf(tb testing.TB, lockFree bool) *pair {
 	must(tb, err)
 	p.dst, err = segment.Alloc(p.b, 1<<16, segment.Config{Access: segment.Read | segment.Write | segment.Atomic})
 	must(tb, err)
-	p.tgt, err = segment.Import(p.a, p.dst.Descriptor(), 0)
+	p.tgt, err = segment.Import(tb.Context(), p.a, p.dst.Descriptor(), 0)
 	must(tb, err)
 	p.jfcA, err = jetty.NewJFC(p.a, jetty.JFCConfig{LockFree: lockFree})
 	must(tb, err)
@@ -52,7 +52,7 @@ func newPairOf(tb testing.TB, lockFree bool) *pair {
 	must(tb, err)
 	p.jfr, err = jetty.NewJFR(p.b, jetty.JFRConfig{JFC: p.jfcB})
 	must(tb, err)
-	p.remote, err = jetty.ImportJFR(p.a, p.jfr.Descriptor(), 0)
+	p.remote, err = jetty.ImportJFR(tb.Context(), p.a, p.jfr.Descriptor(), 0)
 	must(tb, err)
 	return p
 }

@@ -21,7 +21,7 @@ func TestPeerTeardownWaitsForPosts(t *testing.T) {
 	x := newXProc(t)
 	seg, err := segment.Alloc(x.b, 1<<12, segment.Config{Access: segment.Read | segment.Write})
 	require.NoError(t, err)
-	tgt, err := segment.Import(x.a, seg.Descriptor(), 0)
+	tgt, err := segment.Import(t.Context(), x.a, seg.Descriptor(), 0)
 	require.NoError(t, err)
 	_, _, rem := x.peerJFR(t, 4)
 	jfs, jfc := sendSide(t, x.a, jetty.JFSConfig{})

@@ -44,7 +44,7 @@ func TestInboxMessageDoesNotOvertakeDirectRecord(t *testing.T) {
 		require.NoError(t, err)
 		s.jfs, err = jetty.NewJFS(a, jetty.JFSConfig{JFC: s.jfc, Depth: 16})
 		require.NoError(t, err)
-		s.rem, err = jetty.ImportJFR(a, jfr.Descriptor(), 0)
+		s.rem, err = jetty.ImportJFR(t.Context(), a, jfr.Descriptor(), 0)
 		require.NoError(t, err)
 		s.src, err = segment.Alloc(a, 16, segment.Config{Access: segment.LocalOnly})
 		require.NoError(t, err)

@@ -34,7 +34,7 @@ func newRunTarget(t *testing.T, p *pair, depth int, base uint64, jfce *jetty.JFC
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: jfc, Depth: depth})
 	require.NoError(t, err)
-	remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
+	remote, err := jetty.ImportJFR(t.Context(), p.a, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	rt := &runTarget{jfc: jfc, jfr: jfr, remote: remote, base: base}
 	for i := range depth {

@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
@@ -14,8 +15,11 @@ type remote struct {
 	closed atomic.Bool
 }
 
-func (c *lbContext) Import(desc provider.JettyDesc, token uint32) (provider.Remote, error) {
+func (c *lbContext) Import(ctx context.Context, desc provider.JettyDesc, token uint32) (provider.Remote, error) {
 	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := provider.ContextErr(ctx); err != nil {
 		return nil, err
 	}
 	if err := desc.Validate(); err != nil {
@@ -29,11 +33,11 @@ func (c *lbContext) Import(desc provider.JettyDesc, token uint32) (provider.Remo
 		}
 		rq = &ep.rq.view
 	} else {
-		p, err := c.peer(desc.ID.EID, desc.ID.UASID)
+		p, err := c.peer(ctx, desc.ID.EID, desc.ID.UASID)
 		if err != nil {
 			return nil, err
 		}
-		if rq, err = p.importJetty(desc, token); err != nil {
+		if rq, err = p.importJetty(ctx, desc, token); err != nil {
 			return nil, err
 		}
 	}
@@ -144,9 +148,12 @@ func (j *jettyObj) PostRecv(wrs []provider.RecvWR) (int, error) {
 
 func (j *jettyObj) Desc() provider.JettyDesc { return j.ep.desc }
 
-func (j *jettyObj) Bind(p provider.Remote) error {
+func (j *jettyObj) Bind(ctx context.Context, p provider.Remote) error {
 	if j.closed.Load() {
 		return errClosed("jetty")
+	}
+	if err := provider.ContextErr(ctx); err != nil {
+		return err
 	}
 	r, err := j.ctx.ownRemote(p)
 	if err != nil {

@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -29,7 +30,10 @@ type peerConn struct {
 	conn *net.UnixConn
 	page *ctlPage
 
-	rpcMu   sync.Mutex
+	// rpcTurn is held by the request in flight: one at a time, in
+	// order. A channel rather than a mutex, so that a request can stop
+	// waiting for its turn when its context ends.
+	rpcTurn chan struct{}
 	replies chan message
 	done    chan struct{} // closed when the link is lost
 	torn    chan struct{} // closed when the teardown finished
@@ -56,7 +60,7 @@ const rpcTimeout = 5 * time.Second
 
 // peer returns the live link to the context at eid and uasid, dialling it
 // through the runtime directory if there is none.
-func (c *lbContext) peer(eid provider.EID, uasid uint32) (*peerConn, error) {
+func (c *lbContext) peer(ctx context.Context, eid provider.EID, uasid uint32) (*peerConn, error) {
 	k := fabricKey{eid, uasid}
 	c.peersMu.Lock()
 	p := c.peers[k]
@@ -65,7 +69,7 @@ func (c *lbContext) peer(eid provider.EID, uasid uint32) (*peerConn, error) {
 		return p, nil
 	}
 	// Dial without the lock: a teardown takes it, and a dial can wait on one.
-	p, err := dialPeer(c, k)
+	p, err := dialPeer(ctx, c, k)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +89,7 @@ func (c *lbContext) peer(eid provider.EID, uasid uint32) (*peerConn, error) {
 	return p, nil
 }
 
-func dialPeer(c *lbContext, k fabricKey) (*peerConn, error) {
+func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error) {
 	path := filepath.Join(c.dir, sockName(k.eid, k.uasid))
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -94,11 +98,11 @@ func dialPeer(c *lbContext, k fabricKey) (*peerConn, error) {
 		}
 		return nil, provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d (in this process or in %s)", k.eid, k.uasid, c.dir)
 	}
-	p := &peerConn{c: c, key: k, path: path, conn: conn, replies: make(chan message, 1),
+	p := &peerConn{c: c, key: k, path: path, conn: conn, replies: make(chan message, 1), rpcTurn: make(chan struct{}, 1),
 		done: make(chan struct{}), torn: make(chan struct{}),
 		segs: map[uint32]*peerSeg{}, rqs: map[uint32]*rqView{}, jfcs: map[uint32]*jfcView{}}
 	go p.read()
-	m, err := p.rpc(msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 1)
+	m, err := p.rpc(ctx, msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 1)
 	if err != nil {
 		p.close()
 		if errors.Is(err, provider.ErrClosed) {
@@ -159,19 +163,30 @@ func (p *peerConn) read() {
 
 // rpc sends a request and waits for its reply, which must carry nfds
 // descriptors (the reply's fds are the caller's to close or keep).
-func (p *peerConn) rpc(t msgType, payload []byte, nfds int) (message, error) {
-	p.rpcMu.Lock()
-	defer p.rpcMu.Unlock()
+func (p *peerConn) rpc(ctx context.Context, t msgType, payload []byte, nfds int) (message, error) {
+	if err := provider.ContextErr(ctx); err != nil {
+		return message{}, err
+	}
+	select {
+	case p.rpcTurn <- struct{}{}:
+	case <-ctx.Done():
+		return message{}, provider.ContextErr(ctx)
+	case <-p.done:
+		return message{}, p.lostErr()
+	}
 	if p.dead.Load() {
+		<-p.rpcTurn
 		return message{}, p.lostErr()
 	}
 	if err := writeMsg(p.conn, message{typ: t, payload: payload}); err != nil {
+		<-p.rpcTurn
 		return message{}, p.lostErr()
 	}
 	timer := time.NewTimer(rpcTimeout)
-	defer timer.Stop()
 	select {
 	case m := <-p.replies:
+		timer.Stop()
+		<-p.rpcTurn
 		if err := m.err(); err != nil {
 			m.closeFDs()
 			return m, err
@@ -182,12 +197,32 @@ func (p *peerConn) rpc(t msgType, payload []byte, nfds int) (message, error) {
 		}
 		return m, nil
 	case <-p.done:
+		timer.Stop()
+		<-p.rpcTurn
 		return message{}, p.lostErr()
 	case <-timer.C:
 		// The reply may still come; a late one would answer the next
 		// request, so the link cannot be trusted any more.
 		p.conn.Close()
+		<-p.rpcTurn
 		return message{}, provider.Errorf(provider.ErrTimeout, "peer process %d did not answer within %v", p.pid, rpcTimeout)
+	case <-ctx.Done():
+		// The reply is still owed and would answer the next request: a
+		// goroutine keeps the link until it comes, and drops it. An owner
+		// keeps nothing of a request it answered (the fds it sends are
+		// the importer's to close), so nothing needs undoing.
+		go func() {
+			defer func() { <-p.rpcTurn }()
+			defer timer.Stop()
+			select {
+			case m := <-p.replies:
+				m.closeFDs()
+			case <-p.done:
+			case <-timer.C:
+				p.conn.Close()
+			}
+		}()
+		return message{}, provider.ContextErr(ctx)
 	}
 }
 
@@ -202,8 +237,12 @@ func (p *peerConn) lostErr() error {
 // called from the data path, so it does not wait for the answer.
 func (p *peerConn) notifyOverflow(id uint32) {
 	go func() {
-		p.rpcMu.Lock()
-		defer p.rpcMu.Unlock()
+		select {
+		case p.rpcTurn <- struct{}{}:
+		case <-p.done:
+			return
+		}
+		defer func() { <-p.rpcTurn }()
 		_ = writeMsg(p.conn, message{typ: msgNotify, payload: (&wire{}).u32(id).b})
 	}()
 }
@@ -278,9 +317,9 @@ func (p *peerConn) lost() {
 }
 
 // importSegment imports a segment of the peer and maps its memory.
-func (p *peerConn) importSegment(desc provider.SegmentDesc, token uint32) (memRef, error) {
+func (p *peerConn) importSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (memRef, error) {
 	b, _ := desc.MarshalBinary()
-	m, err := p.rpc(msgImportSeg, (&wire{b: b}).u32(token).b, 0)
+	m, err := p.rpc(ctx, msgImportSeg, (&wire{b: b}).u32(token).b, 0)
 	if err != nil {
 		return memRef{}, err
 	}
@@ -308,7 +347,7 @@ func (p *peerConn) bufRef(h, gen uint32) *memRef {
 	if ps != nil && ps.ref.gen == gen {
 		return &ps.ref
 	}
-	m, err := p.rpc(msgSegFD, (&wire{}).u32(h).u32(gen).b, 0)
+	m, err := p.rpc(context.Background(), msgSegFD, (&wire{}).u32(h).u32(gen).b, 0)
 	if err != nil {
 		return nil
 	}
@@ -359,9 +398,9 @@ func (p *peerConn) addSeg(m message) (*peerSeg, error) {
 }
 
 // importJetty maps the receive ring and JFC of a peer's JFR or Jetty.
-func (p *peerConn) importJetty(desc provider.JettyDesc, token uint32) (*rqView, error) {
+func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, token uint32) (*rqView, error) {
 	b, _ := desc.MarshalBinary()
-	m, err := p.rpc(msgImportJetty, (&wire{b: b}).u32(token).b, 2)
+	m, err := p.rpc(ctx, msgImportJetty, (&wire{b: b}).u32(token).b, 2)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func TestRemoteErrors(t *testing.T) {
 
 	s, err := segment.Alloc(b, 64, segment.Config{Access: segment.Read, TokenPolicy: segment.TokenPlainText, Token: 7})
 	require.NoError(t, err)
-	_, err = segment.Import(a, s.Descriptor(), 8)
+	_, err = segment.Import(t.Context(), a, s.Descriptor(), 8)
 	require.ErrorIs(t, err, urma.ErrPermission)
 
 	_, err = segment.Register(a, make([]byte, 64), segment.Config{Access: segment.Read})
@@ -156,7 +156,7 @@ func TestRemoteOwners(t *testing.T) {
 	r := newRemoteJFR(t, b, a)
 	mem, err := segment.Alloc(b, 64, segment.Config{Access: segment.Read})
 	require.NoError(t, err)
-	tg, err := segment.Import(a, mem.Descriptor(), 0)
+	tg, err := segment.Import(t.Context(), a, mem.Descriptor(), 0)
 	require.NoError(t, err)
 	l, err := segment.Alloc(a, 64, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)
@@ -201,7 +201,7 @@ func TestRemoteMemory(t *testing.T) {
 	src, err := segment.Alloc(b, 4096, segment.Config{Access: segment.Read})
 	require.NoError(t, err)
 	copy(src.Bytes(), "written here, read there")
-	tg, err := segment.Import(a, src.Descriptor(), 0)
+	tg, err := segment.Import(t.Context(), a, src.Descriptor(), 0)
 	require.NoError(t, err)
 	l, err := segment.Alloc(a, 64, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)
@@ -218,7 +218,7 @@ func TestRemoteMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, seg.Bytes(), 100)
 	require.Equal(t, unsafe.Pointer(&buf[100]), unsafe.Pointer(&seg.Bytes()[0]))
-	dst, err := segment.Import(a, seg.Descriptor(), 0)
+	dst, err := segment.Import(t.Context(), a, seg.Descriptor(), 0)
 	require.NoError(t, err)
 	copy(l.Bytes(), "into caller memory")
 	require.NoError(t, jfs.Write(r, dst.SGE(10, 18), l.SGE(0, 18), 0, 2))
@@ -343,7 +343,7 @@ func newRemoteJFR(t *testing.T, ctx, into *urma.Context) *jetty.Remote {
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(ctx, jetty.JFRConfig{JFC: jfc})
 	require.NoError(t, err)
-	r, err := jetty.ImportJFR(into, jfr.Descriptor(), 0)
+	r, err := jetty.ImportJFR(t.Context(), into, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	return r
 }

@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -223,8 +224,11 @@ type target struct {
 	closed atomic.Bool
 }
 
-func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (provider.Target, error) {
+func (c *lbContext) ImportSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (provider.Target, error) {
 	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if err := provider.ContextErr(ctx); err != nil {
 		return nil, err
 	}
 	if err := desc.Validate(); err != nil {
@@ -237,11 +241,11 @@ func (c *lbContext) ImportSegment(desc provider.SegmentDesc, token uint32) (prov
 		}
 		return &target{ctx: c, desc: desc, ref: seg.ref}, nil
 	}
-	p, err := c.peer(desc.EID, desc.UASID)
+	p, err := c.peer(ctx, desc.EID, desc.UASID)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := p.importSegment(desc, token)
+	ref, err := p.importSegment(ctx, desc, token)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"context"
 	"encoding/binary"
 	"sync/atomic"
 	"time"
@@ -462,9 +463,12 @@ func (q *sendq) flushRecord(p *pendingWR) provider.CR {
 	return cr
 }
 
-func (q *sendq) Advise(r provider.Remote) error {
+func (q *sendq) Advise(ctx context.Context, r provider.Remote) error {
 	if q.closed.Load() {
 		return errClosed(q.name())
+	}
+	if err := provider.ContextErr(ctx); err != nil {
+		return err
 	}
 	rem, err := q.ctx.ownRemote(r)
 	if err != nil {

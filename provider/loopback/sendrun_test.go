@@ -136,7 +136,7 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(b, jetty.JFRConfig{JFC: rjfc, Depth: 16, MaxSGE: 2})
 	require.NoError(t, err)
-	rem, err := jetty.ImportJFR(a, jfr.Descriptor(), 0)
+	rem, err := jetty.ImportJFR(t.Context(), a, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	src, err := segment.Alloc(a, 4096, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func runScenario(t *testing.T, a, b *urma.Context, seed uint64) scenarioOutcome 
 	}
 	dst, err := segment.Alloc(b, 2*recvArea, segment.Config{Access: segment.Read | segment.Write})
 	require.NoError(t, err)
-	tgt, err := segment.Import(a, dst.Descriptor(), 0)
+	tgt, err := segment.Import(t.Context(), a, dst.Descriptor(), 0)
 	require.NoError(t, err)
 	defer func() {
 		for _, c := range []interface{ Close() error }{rem, jfr, tgt, dst, src, jfc, rjfc} {
@@ -383,7 +383,7 @@ func runsContend(t *testing.T, where string, prepared bool) {
 		require.NoError(t, err)
 		s.jfs, err = jetty.NewJFS(a, jetty.JFSConfig{JFC: s.jfc, Depth: 256, RNRRetry: 7, RNRTimeout: time.Millisecond})
 		require.NoError(t, err)
-		s.rem, err = jetty.ImportJFR(a, jfr.Descriptor(), 0)
+		s.rem, err = jetty.ImportJFR(t.Context(), a, jfr.Descriptor(), 0)
 		require.NoError(t, err)
 		s.src, err = segment.Alloc(a, list*8, segment.Config{Access: segment.LocalOnly})
 		require.NoError(t, err)

@@ -25,7 +25,7 @@ func (sliceRemote) Close() error             { return nil }
 // panic nor send a request to the wrong one.
 func TestPostSwitchesTargets(t *testing.T) {
 	p := newPair(t)
-	other, err := jetty.ImportJFR(p.a, p.jfr.Descriptor(), 0)
+	other, err := jetty.ImportJFR(t.Context(), p.a, p.jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
 	wr := func(target provider.Remote) []provider.WR {
@@ -62,7 +62,7 @@ func TestRecvRecordOverrunRaisesJFCErr(t *testing.T) {
 			require.NoError(t, err)
 			jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: jfc, Depth: 8})
 			require.NoError(t, err)
-			remote, err := jetty.ImportJFR(p.a, jfr.Descriptor(), 0)
+			remote, err := jetty.ImportJFR(t.Context(), p.a, jfr.Descriptor(), 0)
 			require.NoError(t, err)
 			for i := range 3 {
 				require.NoError(t, jfr.Recv(p.dst.SGE(0, size), uint64(i)))

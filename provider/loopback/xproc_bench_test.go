@@ -2,6 +2,7 @@ package loopback_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -168,7 +169,7 @@ func recvLoop(jfr *jetty.JFR, jfc *jetty.JFC, seg *segment.Segment, stop chan st
 // pongLoop answers every value the peer writes into word 0 of seg by
 // writing it into word 0 of the peer's segment.
 func pongLoop(ctx *urma.Context, seg *segment.Segment, jfc *jetty.JFC, pd segment.Descriptor, pj jetty.Descriptor, stop chan struct{}) error {
-	tgt, err := segment.Import(ctx, pd, 0)
+	tgt, err := segment.Import(context.Background(), ctx, pd, 0)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func pongLoop(ctx *urma.Context, seg *segment.Segment, jfc *jetty.JFC, pd segmen
 	if err != nil {
 		return err
 	}
-	rem, err := jetty.ImportJFR(ctx, pj, 0)
+	rem, err := jetty.ImportJFR(context.Background(), ctx, pj, 0)
 	if err != nil {
 		return err
 	}
@@ -307,13 +308,13 @@ func newInitiator(tb testing.TB, p *benchPeerProc, rnr time.Duration) *initiator
 	tb.Cleanup(func() { in.ctx.Close() })
 	in.local, err = segment.Alloc(in.ctx, 1<<20, segment.Config{Access: segment.Read | segment.Write})
 	must(tb, err)
-	in.tgt, err = segment.Import(in.ctx, p.seg, 0)
+	in.tgt, err = segment.Import(context.Background(), in.ctx, p.seg, 0)
 	must(tb, err)
 	in.jfc, err = jetty.NewJFC(in.ctx, jetty.JFCConfig{Depth: 1024})
 	must(tb, err)
 	in.jfs, err = jetty.NewJFS(in.ctx, jetty.JFSConfig{JFC: in.jfc, Depth: 512, RNRRetry: 7, RNRTimeout: rnr})
 	must(tb, err)
-	in.remote, err = jetty.ImportJFR(in.ctx, p.jfr, 0)
+	in.remote, err = jetty.ImportJFR(context.Background(), in.ctx, p.jfr, 0)
 	must(tb, err)
 	return in
 }

@@ -88,7 +88,7 @@ func (x *xproc) peerJFR(t *testing.T, depth int) (*jetty.JFR, *jetty.JFC, *jetty
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(x.b, jetty.JFRConfig{Depth: depth, JFC: jfc})
 	require.NoError(t, err)
-	r, err := jetty.ImportJFR(x.a, jfr.Descriptor(), 0)
+	r, err := jetty.ImportJFR(context.Background(), x.a, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	return jfr, jfc, r
 }
@@ -115,7 +115,7 @@ func TestXProcStoppedTarget(t *testing.T) {
 	x := newXProc(t)
 	seg, err := segment.Alloc(x.b, 4096, segment.Config{Access: segment.Read | segment.Write | segment.Atomic})
 	require.NoError(t, err)
-	tgt, err := segment.Import(x.a, seg.Descriptor(), 0)
+	tgt, err := segment.Import(context.Background(), x.a, seg.Descriptor(), 0)
 	require.NoError(t, err)
 	_, _, rem := x.peerJFR(t, 4)
 	local, err := segment.Alloc(x.a, 4096, segment.Config{Access: segment.Read | segment.Write})
@@ -219,9 +219,9 @@ func inboxPeerKilled(t *testing.T, rc bool) {
 		require.NoError(t, err)
 		j, err := jetty.NewJetty(x.a, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc, Mode: urma.RC}, Recv: jetty.JFRConfig{JFC: jfc}})
 		require.NoError(t, err)
-		rem, err = jetty.ImportJetty(x.a, pj.Descriptor(), 0)
+		rem, err = jetty.ImportJetty(context.Background(), x.a, pj.Descriptor(), 0)
 		require.NoError(t, err)
-		require.NoError(t, j.Bind(rem))
+		require.NoError(t, j.Bind(context.Background(), rem))
 		sq, raw, recv = j, j.Raw(), pj.Recv
 	} else {
 		jfr, _, r := x.peerJFR(t, 8)
@@ -276,7 +276,7 @@ func killOnce(t *testing.T, run int) {
 	x := newXProc(t)
 	seg, err := segment.Alloc(x.b, 1<<16, segment.Config{Access: segment.Read | segment.Write})
 	require.NoError(t, err)
-	tgt, err := segment.Import(x.a, seg.Descriptor(), 0)
+	tgt, err := segment.Import(context.Background(), x.a, seg.Descriptor(), 0)
 	require.NoError(t, err)
 	jfr, _, rem := x.peerJFR(t, 64)
 	rbuf, err := segment.Alloc(x.b, 1<<16, segment.Config{Access: segment.LocalOnly})
@@ -358,7 +358,7 @@ func killOnce(t *testing.T, run int) {
 	cr := pollN(t, jfc2, 1, time.Second)[0]
 	require.Equal(t, urma.CRAckTimeoutErr, cr.Status, "%v", cr)
 	require.Less(t, time.Since(start), time.Second)
-	_, err = segment.Import(x.a, seg.Descriptor(), 0)
+	_, err = segment.Import(context.Background(), x.a, seg.Descriptor(), 0)
 	require.ErrorIs(t, err, urma.ErrNotFound, "the dead context is not importable")
 
 	require.NoError(t, x.a.Close())
@@ -383,22 +383,22 @@ func TestXProcProtection(t *testing.T) {
 	cfg := segment.Config{Access: segment.Read | segment.Write | segment.Atomic, TokenPolicy: segment.TokenPlainText, Token: 0x5eed}
 	seg, err := segment.Alloc(x.b, 4096, cfg)
 	require.NoError(t, err)
-	_, err = segment.Import(x.a, seg.Descriptor(), 0x5eee)
+	_, err = segment.Import(context.Background(), x.a, seg.Descriptor(), 0x5eee)
 	require.ErrorIs(t, err, urma.ErrPermission, "wrong token")
 	altered := seg.Descriptor()
 	altered.Len++
-	_, err = segment.Import(x.a, altered, 0x5eed)
+	_, err = segment.Import(context.Background(), x.a, altered, 0x5eed)
 	require.ErrorIs(t, err, urma.ErrInvalid, "altered descriptor")
 	altered = seg.Descriptor()
 	altered.TokenID += 100
-	_, err = segment.Import(x.a, altered, 0x5eed)
+	_, err = segment.Import(context.Background(), x.a, altered, 0x5eed)
 	require.ErrorIs(t, err, urma.ErrNotFound, "unknown token id")
-	tgt, err := segment.Import(x.a, seg.Descriptor(), 0x5eed)
+	tgt, err := segment.Import(context.Background(), x.a, seg.Descriptor(), 0x5eed)
 	require.NoError(t, err)
 
 	ro, err := segment.Alloc(x.b, 4096, segment.Config{Access: segment.Read})
 	require.NoError(t, err)
-	roT, err := segment.Import(x.a, ro.Descriptor(), 0)
+	roT, err := segment.Import(context.Background(), x.a, ro.Descriptor(), 0)
 	require.NoError(t, err)
 	_, _, rem := x.peerJFR(t, 4)
 	local, err := segment.Alloc(x.a, 4096, segment.Config{Access: segment.Read | segment.Write})
@@ -432,7 +432,7 @@ func TestXProcProtection(t *testing.T) {
 	require.NoError(t, err)
 	tokJFR, err := jetty.NewJFR(x.b, jetty.JFRConfig{JFC: jfc, TokenPolicy: segment.TokenPlainText, Token: 9})
 	require.NoError(t, err)
-	_, err = jetty.ImportJFR(x.a, tokJFR.Descriptor(), 8)
+	_, err = jetty.ImportJFR(context.Background(), x.a, tokJFR.Descriptor(), 8)
 	require.ErrorIs(t, err, urma.ErrPermission, "wrong jfr token")
 }
 
@@ -444,7 +444,7 @@ func TestXProcCallerMemory(t *testing.T) {
 	require.NoError(t, err)
 	seg, err := segment.Register(x.b, buf[:4096], segment.Config{Access: segment.Read | segment.Write | segment.Atomic})
 	require.NoError(t, err)
-	tgt, err := segment.Import(x.a, seg.Descriptor(), 0)
+	tgt, err := segment.Import(context.Background(), x.a, seg.Descriptor(), 0)
 	require.NoError(t, err)
 	jfr, rjfc, rem := x.peerJFR(t, 4)
 	rseg, err := segment.Register(x.b, buf[4096:], segment.Config{Access: segment.LocalOnly})
@@ -485,7 +485,7 @@ func TestXProcEventWakes(t *testing.T) {
 	require.NoError(t, err)
 	jfr, err := jetty.NewJFR(x.b, jetty.JFRConfig{JFC: jfc})
 	require.NoError(t, err)
-	rem, err := jetty.ImportJFR(x.a, jfr.Descriptor(), 0)
+	rem, err := jetty.ImportJFR(context.Background(), x.a, jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	rbuf, err := segment.Alloc(x.b, 4096, segment.Config{Access: segment.LocalOnly})
 	require.NoError(t, err)

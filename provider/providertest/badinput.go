@@ -190,19 +190,19 @@ func testBadSegment(t *testing.T, e *env) {
 			return err
 		}},
 		{name: "import a zero descriptor", want: urma.ErrInvalid, call: func() error {
-			_, err := segment.Import(e.a, segment.Descriptor{}, 0)
+			_, err := segment.Import(t.Context(), e.a, segment.Descriptor{}, 0)
 			return err
 		}},
 		{name: "import a descriptor stripped of its token policy", want: urma.ErrInvalid, call: func() error {
-			_, err := segment.Import(e.a, noPolicy, 0)
+			_, err := segment.Import(t.Context(), e.a, noPolicy, 0)
 			return err
 		}},
 		{name: "import from a closed context", want: urma.ErrNotFound, call: func() error {
-			_, err := segment.Import(e.a, g.seg, 0)
+			_, err := segment.Import(t.Context(), e.a, g.seg, 0)
 			return err
 		}},
 		{name: "import into a closed context", want: urma.ErrClosed, call: func() error {
-			_, err := segment.Import(g.ctx, b.mem.Descriptor(), 0)
+			_, err := segment.Import(t.Context(), g.ctx, b.mem.Descriptor(), 0)
 			return err
 		}},
 		{name: "register on a closed context", want: urma.ErrClosed, call: func() error {
@@ -446,13 +446,13 @@ func testBadPost(t *testing.T, e *env) {
 			}},
 		{name: "remote SGE of a target imported into the other context", want: refused(urma.ErrInvalid),
 			wr: func(e *env) jetty.WR {
-				tg, err := segment.Import(e.b, b.mem.Descriptor(), 0)
+				tg, err := segment.Import(t.Context(), e.b, b.mem.Descriptor(), 0)
 				require.NoError(e.t, err)
 				return jetty.WR{Opcode: urma.OpWrite, To: b.r.remote, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: tg.SGE(0, 8)}
 			}},
 		{name: "target imported into the other context", want: refused(urma.ErrInvalid),
 			wr: func(e *env) jetty.WR {
-				r, err := jetty.ImportJFR(e.b, b.r.jfr.Descriptor(), 0)
+				r, err := jetty.ImportJFR(t.Context(), e.b, b.r.jfr.Descriptor(), 0)
 				require.NoError(e.t, err)
 				return jetty.WR{Opcode: urma.OpWrite, To: r, Local: []segment.SGE{b.l.SGE(0, 8)}, Remote: b.tg.SGE(0, 8)}
 			}},
@@ -682,7 +682,7 @@ func testBadPostRecv(t *testing.T, e *env) {
 		{name: "imported target as buffer", want: urma.ErrInvalid,
 			wr: func(e *env) jetty.RecvWR {
 				s := e.seg(e.a, 64, segment.Read)
-				tg, err := segment.Import(e.b, s.Descriptor(), 0)
+				tg, err := segment.Import(t.Context(), e.b, s.Descriptor(), 0)
 				require.NoError(e.t, err)
 				return jetty.RecvWR{Local: []segment.SGE{tg.SGE(0, 8)}}
 			}},
@@ -784,10 +784,10 @@ func testBadImport(t *testing.T, e *env) {
 	noPolicy := plain.Descriptor()
 	noPolicy.TokenPolicy = segment.TokenNone
 	jfr := func(d jetty.Descriptor, token uint32) func() error {
-		return func() error { _, err := jetty.ImportJFR(e.a, d, token); return err }
+		return func() error { _, err := jetty.ImportJFR(t.Context(), e.a, d, token); return err }
 	}
 	jt := func(d jetty.Descriptor, token uint32) func() error {
-		return func() error { _, err := jetty.ImportJetty(e.a, d, token); return err }
+		return func() error { _, err := jetty.ImportJetty(t.Context(), e.a, d, token); return err }
 	}
 	e.runCalls(t, b, []callRow{
 		{name: "jetty with a wrong token", want: urma.ErrPermission, call: jt(plain.Descriptor(), 6)},
@@ -801,7 +801,7 @@ func testBadImport(t *testing.T, e *env) {
 		{name: "descriptor stripped of its token policy", want: urma.ErrInvalid, call: jt(noPolicy, 0)},
 	})
 	// The refusals leave the jetty importable with its token.
-	_, err = jetty.ImportJetty(e.a, plain.Descriptor(), 5)
+	_, err = jetty.ImportJetty(t.Context(), e.a, plain.Descriptor(), 5)
 	require.NoError(t, err)
 }
 
@@ -864,7 +864,7 @@ func testBadClose(t *testing.T, e *env) {
 		require.NoError(e.t, ce.Close())
 	})
 	e.row(t, b, "imported JFR twice", "", func(e *env) {
-		r, err := jetty.ImportJFR(e.a, b.r.jfr.Descriptor(), 0)
+		r, err := jetty.ImportJFR(t.Context(), e.a, b.r.jfr.Descriptor(), 0)
 		require.NoError(e.t, err)
 		require.NoError(e.t, r.Unimport())
 		require.NoError(e.t, r.Unimport())
@@ -1061,7 +1061,7 @@ func testBadClose(t *testing.T, e *env) {
 	})
 	e.row(t, b, "target context closed under a waiting SEND", noRNR, func(e *env) {
 		a2, b2, jfc, s, _, jfr := e.ownPair()
-		rm, err := jetty.ImportJFR(a2, jfr.Descriptor(), 0)
+		rm, err := jetty.ImportJFR(t.Context(), a2, jfr.Descriptor(), 0)
 		require.NoError(e.t, err)
 		l, err := segment.Alloc(a2, 64, segment.Config{Access: segment.LocalOnly})
 		require.NoError(e.t, err)
@@ -1091,11 +1091,11 @@ func testBadClose(t *testing.T, e *env) {
 		require.NoError(e.t, jfr.Recv(rb.SGE(0, 64), 1))
 		mem, err := segment.Alloc(b2, size, segment.Config{Access: rwa})
 		require.NoError(e.t, err)
-		tg, err := segment.Import(a2, mem.Descriptor(), 0)
+		tg, err := segment.Import(t.Context(), a2, mem.Descriptor(), 0)
 		require.NoError(e.t, err)
 		idle, err := jetty.NewJFR(b2, jetty.JFRConfig{JFC: rjfc})
 		require.NoError(e.t, err)
-		rm, err := jetty.ImportJFR(a2, idle.Descriptor(), 0)
+		rm, err := jetty.ImportJFR(t.Context(), a2, idle.Descriptor(), 0)
 		require.NoError(e.t, err)
 		l, err := segment.Alloc(a2, size, segment.Config{Access: segment.LocalOnly})
 		require.NoError(e.t, err)
@@ -1114,7 +1114,7 @@ func testBadClose(t *testing.T, e *env) {
 		_, err = jfc.Poll(make([]jetty.CR, 1))
 		require.ErrorIs(e.t, err, urma.ErrClosed)
 		// The target context still receives, from the bench's initiator.
-		r, err := jetty.ImportJFR(e.a, jfr.Descriptor(), 0)
+		r, err := jetty.ImportJFR(t.Context(), e.a, jfr.Descriptor(), 0)
 		require.NoError(e.t, err)
 		copy(b.l.Bytes()[:8], "survivor")
 		require.NoError(e.t, b.s.jfs.Send(r, b.l.SGE(0, 8), 0, 7))

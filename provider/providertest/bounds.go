@@ -34,7 +34,7 @@ func (e *env) boundsTarget(access segment.Access) boundsTarget {
 	buf := e.callerBuf(e.b, 64+boundsLen+64)
 	seg, err := segment.Register(e.b, buf[64:64+boundsLen], segment.Config{Access: access})
 	require.NoError(e.t, err)
-	tg, err := segment.Import(e.a, seg.Descriptor(), 0)
+	tg, err := segment.Import(e.t.Context(), e.a, seg.Descriptor(), 0)
 	require.NoError(e.t, err)
 	return boundsTarget{buf: buf, seg: seg, tg: tg}
 }

@@ -79,7 +79,7 @@ func testRemoteWriteOOB(t *testing.T, e *env) {
 	buf := e.callerBuf(e.b, 192)
 	mid, err := segment.Register(e.b, buf[64:128], segment.Config{Access: rwa})
 	require.NoError(t, err)
-	mt, err := segment.Import(e.a, mid.Descriptor(), 0)
+	mt, err := segment.Import(t.Context(), e.a, mid.Descriptor(), 0)
 	require.NoError(t, err)
 	s2 := e.sender(jetty.JFSConfig{})
 	expectStatus(t, e, s2, jetty.WR{Opcode: urma.OpWrite, To: r.remote, UserCtx: 4,
@@ -450,7 +450,7 @@ func testUnregisteredTarget(t *testing.T, e *env) {
 	require.NoError(t, mem.Unregister())
 	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 8)},
 		Remote: tg.SGE(0, 8)}, urma.CRRemAccessAbortErr)
-	_, err := segment.Import(e.a, mem.Descriptor(), 0)
+	_, err := segment.Import(t.Context(), e.a, mem.Descriptor(), 0)
 	require.ErrorIs(t, err, urma.ErrNotFound, "import of a gone segment")
 }
 
@@ -496,7 +496,7 @@ func jfrErrorFlushes(t *testing.T, e *env, mode urma.TransportMode) {
 
 	// A new import reaches it again (on verbs, ERROR ended the senders'
 	// connections); the message lands in the receive posted after READY.
-	again, err := jetty.ImportJFR(e.a, r.jfr.Descriptor(), 0)
+	again, err := jetty.ImportJFR(t.Context(), e.a, r.jfr.Descriptor(), 0)
 	require.NoError(t, err)
 	fresh := e.seg(e.b, 64, segment.LocalOnly)
 	require.NoError(t, r.jfr.Recv(fresh.SGE(0, 64), 20))

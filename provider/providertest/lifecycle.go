@@ -79,7 +79,7 @@ func testContextClose(t *testing.T, e *env) {
 	require.ErrorIs(t, err, urma.ErrClosed)
 	_, err = jetty.NewJFC(e.a, jetty.JFCConfig{})
 	require.ErrorIs(t, err, urma.ErrClosed)
-	_, err = jetty.ImportJFR(e.a, r.jfr.Descriptor(), 0)
+	_, err = jetty.ImportJFR(t.Context(), e.a, r.jfr.Descriptor(), 0)
 	require.ErrorIs(t, err, urma.ErrClosed)
 	// The target context is still open and its queues still work.
 	rb := e.seg(e.b, 64, segment.LocalOnly)

@@ -94,7 +94,7 @@ func testOneSidedMixedMemory(t *testing.T, e *env) {
 	local := e.mixedBufs(e.a, 64, segment.LocalOnly)
 	far := e.mixedBufs(e.b, 64, segment.Read|segment.Write)
 	for _, dst := range []*segment.Segment{far.alloc, far.reg} {
-		tg, err := segment.Import(e.a, dst.Descriptor(), 0)
+		tg, err := segment.Import(t.Context(), e.a, dst.Descriptor(), 0)
 		require.NoError(t, err)
 		for i, ps := range [][]piece{
 			{{local.alloc, 0, 10}, {local.reg, 0, 30}},

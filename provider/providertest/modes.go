@@ -32,7 +32,7 @@ func testRMFanOut(t *testing.T, e *env) {
 		r := e.receiver(jetty.JFRConfig{Mode: urma.RM})
 		b := e.seg(e.b, 64, segment.LocalOnly)
 		require.NoError(t, r.jfr.Recv(b.SGE(0, 64), uint64(i)))
-		require.NoError(t, s.jfs.Advise(r.remote))
+		require.NoError(t, s.jfs.Advise(t.Context(), r.remote))
 		rs, bufs = append(rs, r), append(bufs, b)
 	}
 	for i, r := range rs {
@@ -51,8 +51,8 @@ func testRMFanOut(t *testing.T, e *env) {
 // rcPair makes an RC Jetty on each side, each bound to the other.
 func rcPair(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC, ra, rb *jetty.Remote) {
 	ja, jb, jfcA, jfcB, ra, rb = rcJetties(t, e)
-	require.NoError(t, ja.Bind(rb))
-	require.NoError(t, jb.Bind(ra))
+	require.NoError(t, ja.Bind(t.Context(), rb))
+	require.NoError(t, jb.Bind(t.Context(), ra))
 	return
 }
 
@@ -65,9 +65,9 @@ func rcJetties(t *testing.T, e *env) (ja, jb *jetty.Jetty, jfcA, jfcB *jetty.JFC
 	require.NoError(t, err)
 	jb, err = jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RC, JFC: jfcB}})
 	require.NoError(t, err)
-	rb, err = jetty.ImportJetty(e.a, jb.Descriptor(), 0)
+	rb, err = jetty.ImportJetty(t.Context(), e.a, jb.Descriptor(), 0)
 	require.NoError(t, err)
-	ra, err = jetty.ImportJetty(e.b, ja.Descriptor(), 0)
+	ra, err = jetty.ImportJetty(t.Context(), e.b, ja.Descriptor(), 0)
 	require.NoError(t, err)
 	return
 }
@@ -101,7 +101,7 @@ func testRCBind(t *testing.T, e *env) {
 	require.NoError(t, ja.Unbind())
 	err = ja.Send(nil, la.SGE(0, 4), 0, 3)
 	require.ErrorIs(t, err, urma.ErrInvalid, "unbound RC jetty must refuse requests")
-	require.NoError(t, ja.Bind(rb))
+	require.NoError(t, ja.Bind(t.Context(), rb))
 	require.NoError(t, jb.Recv(lb.SGE(0, 64), 9))
 	require.NoError(t, ja.Send(nil, la.SGE(0, 4), 0, 4))
 	require.Equal(t, uint64(4), e.pollOK(jfcA).UserCtx)
@@ -127,8 +127,8 @@ func testRCBindBothEnds(t *testing.T, e *env) {
 		var wg sync.WaitGroup
 		var errA, errB error
 		wg.Add(2)
-		go func() { defer wg.Done(); errA = ja.Bind(rb) }()
-		go func() { defer wg.Done(); errB = jb.Bind(ra) }()
+		go func() { defer wg.Done(); errA = ja.Bind(t.Context(), rb) }()
+		go func() { defer wg.Done(); errB = jb.Bind(t.Context(), ra) }()
 		wg.Wait()
 		require.NoError(t, errA, "round %d: bind a to b", round)
 		require.NoError(t, errB, "round %d: bind b to a", round)
@@ -163,11 +163,11 @@ func testRCRules(t *testing.T, e *env) {
 		t.Skip("device has no RC mode; testRCBind checks the refusal")
 	}
 	ja, _, _, _, _, rb := rcPair(t, e)
-	require.ErrorIs(t, ja.Bind(rb), urma.ErrExist)
+	require.ErrorIs(t, ja.Bind(t.Context(), rb), urma.ErrExist)
 	// A second remote jetty that is not the bound one.
 	other, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RC, JFC: e.jfc(e.b, 0)}})
 	require.NoError(t, err)
-	ro, err := jetty.ImportJetty(e.a, other.Descriptor(), 0)
+	ro, err := jetty.ImportJetty(t.Context(), e.a, other.Descriptor(), 0)
 	require.NoError(t, err)
 	la := e.seg(e.a, 64, segment.LocalOnly)
 	require.ErrorIs(t, ja.Send(ro, la.SGE(0, 4), 0, 1), urma.ErrInvalid)
@@ -177,17 +177,17 @@ func testRCRules(t *testing.T, e *env) {
 	// Bind needs an RC jetty on both ends.
 	rm, err := jetty.NewJetty(e.a, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RM, JFC: e.jfc(e.a, 0)}})
 	require.NoError(t, err)
-	require.ErrorIs(t, rm.Bind(ro), urma.ErrInvalid)
+	require.ErrorIs(t, rm.Bind(t.Context(), ro), urma.ErrInvalid)
 	r := e.receiver(jetty.JFRConfig{Mode: urma.RC})
 	require.NoError(t, ja.Unbind())
-	require.ErrorIs(t, ja.Bind(r.remote), urma.ErrInvalid, "bind to a JFR")
+	require.ErrorIs(t, ja.Bind(t.Context(), r.remote), urma.ErrInvalid, "bind to a JFR")
 	rmB, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{Mode: urma.RM, JFC: e.jfc(e.b, 0)}})
 	require.NoError(t, err)
-	rmRemote, err := jetty.ImportJetty(e.a, rmB.Descriptor(), 0)
+	rmRemote, err := jetty.ImportJetty(t.Context(), e.a, rmB.Descriptor(), 0)
 	require.NoError(t, err)
-	require.ErrorIs(t, ja.Bind(rmRemote), urma.ErrInvalid, "bind to an RM jetty")
+	require.ErrorIs(t, ja.Bind(t.Context(), rmRemote), urma.ErrInvalid, "bind to an RM jetty")
 	require.ErrorIs(t, ja.Send(nil, la.SGE(0, 4), 0, 2), urma.ErrInvalid, "post on an unbound RC jetty")
-	require.ErrorIs(t, ja.Advise(ro), urma.ErrInvalid, "an RC jetty binds, it does not advise")
+	require.ErrorIs(t, ja.Advise(t.Context(), ro), urma.ErrInvalid, "an RC jetty binds, it does not advise")
 }
 
 func testUM(t *testing.T, e *env) {
@@ -251,7 +251,7 @@ func testModeMismatch(t *testing.T, e *env) {
 	r := e.receiver(jetty.JFRConfig{Mode: urma.UM})
 	l := e.seg(e.a, 64, segment.LocalOnly)
 	require.ErrorIs(t, s.jfs.Send(r.remote, l.SGE(0, 8), 0, 1), urma.ErrInvalid)
-	require.ErrorIs(t, s.jfs.Advise(r.remote), urma.ErrInvalid, "advise of a UM target on an RM queue")
+	require.ErrorIs(t, s.jfs.Advise(t.Context(), r.remote), urma.ErrInvalid, "advise of a UM target on an RM queue")
 	e.none(s.jfc)
 }
 
@@ -264,9 +264,9 @@ func testSharedJFR(t *testing.T, e *env) {
 	require.NoError(t, err)
 	j2, err := jetty.NewJetty(e.b, jetty.JettyConfig{Send: jetty.JFSConfig{JFC: jfc}, SharedJFR: shared})
 	require.NoError(t, err)
-	r1, err := jetty.ImportJetty(e.a, j1.Descriptor(), 0)
+	r1, err := jetty.ImportJetty(t.Context(), e.a, j1.Descriptor(), 0)
 	require.NoError(t, err)
-	r2, err := jetty.ImportJetty(e.a, j2.Descriptor(), 0)
+	r2, err := jetty.ImportJetty(t.Context(), e.a, j2.Descriptor(), 0)
 	require.NoError(t, err)
 	rb := e.seg(e.b, 64, segment.LocalOnly)
 	require.NoError(t, shared.Recv(rb.SGE(0, 32), 1))

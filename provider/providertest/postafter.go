@@ -113,7 +113,7 @@ func (e *env) replyRig() replyRig {
 	var err error
 	g.backJFR, err = jetty.NewJFR(e.a, jetty.JFRConfig{JFC: g.backRecvJFC})
 	require.NoError(e.t, err)
-	backRemote, err := jetty.ImportJFR(e.b, g.backJFR.Descriptor(), 0)
+	backRemote, err := jetty.ImportJFR(e.t.Context(), e.b, g.backJFR.Descriptor(), 0)
 	require.NoError(e.t, err)
 	g.backJFC = e.jfc(e.b, 0)
 	backJFS, err := jetty.NewJFS(e.b, jetty.JFSConfig{JFC: g.backJFC})

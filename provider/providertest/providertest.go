@@ -123,6 +123,7 @@ func Run(t *testing.T, h Harness) {
 		{"segment", segmentTests},
 		{"event", eventTests},
 		{"lifecycle", lifecycleTests},
+		{"imports", importTests},
 		{"badinput", badInputTests},
 		{"prepared", preparedTests},
 		{"prepared receives", preparedRecvTests},
@@ -207,7 +208,7 @@ func (e *env) seg(ctx *urma.Context, size uint64, access segment.Access) *segmen
 // initiator.
 func (e *env) remoteSeg(size uint64, access segment.Access) (*segment.Segment, *segment.Target) {
 	s := e.seg(e.b, size, access)
-	tg, err := segment.Import(e.a, s.Descriptor(), 0)
+	tg, err := segment.Import(e.t.Context(), e.a, s.Descriptor(), 0)
 	require.NoError(e.t, err)
 	return s, tg
 }
@@ -246,7 +247,7 @@ func (e *env) receiver(cfg jetty.JFRConfig) recvSide {
 	}
 	j, err := jetty.NewJFR(e.b, cfg)
 	require.NoError(e.t, err)
-	r, err := jetty.ImportJFR(e.a, j.Descriptor(), cfg.Token)
+	r, err := jetty.ImportJFR(e.t.Context(), e.a, j.Descriptor(), cfg.Token)
 	require.NoError(e.t, err)
 	return recvSide{j, cfg.JFC, r}
 }

@@ -56,9 +56,9 @@ func testTokens(t *testing.T, e *env) {
 	require.ErrorIs(t, err, urma.ErrInvalid, "PLAIN_TEXT with token 0")
 	s, err := segment.Alloc(e.b, 64, segment.Config{Access: rwa, TokenPolicy: segment.TokenPlainText, Token: 0x5ec2e7})
 	require.NoError(t, err)
-	_, err = segment.Import(e.a, s.Descriptor(), 0x5ec2e8)
+	_, err = segment.Import(t.Context(), e.a, s.Descriptor(), 0x5ec2e8)
 	require.ErrorIs(t, err, urma.ErrPermission)
-	tg, err := segment.Import(e.a, s.Descriptor(), 0x5ec2e7)
+	tg, err := segment.Import(t.Context(), e.a, s.Descriptor(), 0x5ec2e7)
 	require.NoError(t, err)
 	require.Equal(t, s.Descriptor(), tg.Descriptor())
 
@@ -67,11 +67,11 @@ func testTokens(t *testing.T, e *env) {
 	require.ErrorIs(t, err, urma.ErrInvalid)
 	jfr, err := jetty.NewJFR(e.b, jetty.JFRConfig{JFC: jfc, TokenPolicy: segment.TokenPlainText, Token: 77})
 	require.NoError(t, err)
-	_, err = jetty.ImportJFR(e.a, jfr.Descriptor(), 78)
+	_, err = jetty.ImportJFR(t.Context(), e.a, jfr.Descriptor(), 78)
 	require.ErrorIs(t, err, urma.ErrPermission)
-	_, err = jetty.ImportJFR(e.a, jfr.Descriptor(), 77)
+	_, err = jetty.ImportJFR(t.Context(), e.a, jfr.Descriptor(), 77)
 	require.NoError(t, err)
-	_, err = jetty.ImportJetty(e.a, jfr.Descriptor(), 77)
+	_, err = jetty.ImportJetty(t.Context(), e.a, jfr.Descriptor(), 77)
 	require.ErrorIs(t, err, urma.ErrInvalid, "a JFR descriptor imported as a jetty")
 }
 
@@ -87,7 +87,7 @@ func testDescriptorRoundTrip(t *testing.T, e *env) {
 	require.Equal(t, e.b.EID(), d.EID)
 	require.Equal(t, uint64(8192), d.Len)
 	require.Equal(t, s.VA(), d.VA)
-	_, err = segment.Import(e.a, d, 1)
+	_, err = segment.Import(t.Context(), e.a, d, 1)
 	require.NoError(t, err)
 	require.Error(t, d.UnmarshalBinary(raw[:47]))
 
@@ -97,7 +97,7 @@ func testDescriptorRoundTrip(t *testing.T, e *env) {
 	var jd jetty.Descriptor
 	require.NoError(t, jd.UnmarshalBinary(jraw))
 	require.Equal(t, jfr.Descriptor(), jd)
-	_, err = jetty.ImportJFR(e.a, jd, 0)
+	_, err = jetty.ImportJFR(t.Context(), e.a, jd, 0)
 	require.NoError(t, err)
 }
 
@@ -105,14 +105,14 @@ func testImportUnknown(t *testing.T, e *env) {
 	s := e.seg(e.b, 64, segment.Read)
 	d := s.Descriptor()
 	d.UASID += 1000
-	_, err := segment.Import(e.a, d, 0)
+	_, err := segment.Import(t.Context(), e.a, d, 0)
 	require.ErrorIs(t, err, urma.ErrNotFound, "unknown address space")
 	// A token id no segment has: depending on how a provider names its
 	// segments this is an unknown segment or a descriptor that does not
 	// match one, but never a success.
 	d = s.Descriptor()
 	d.TokenID += 1000
-	_, err = segment.Import(e.a, d, 0)
+	_, err = segment.Import(t.Context(), e.a, d, 0)
 	if !errors.Is(err, urma.ErrNotFound) {
 		require.ErrorIs(t, err, urma.ErrInvalid)
 	}
@@ -120,19 +120,19 @@ func testImportUnknown(t *testing.T, e *env) {
 	gone := e.seg(e.b, 64, segment.Read)
 	gd := gone.Descriptor()
 	require.NoError(t, gone.Unregister())
-	_, err = segment.Import(e.a, gd, 0)
+	_, err = segment.Import(t.Context(), e.a, gd, 0)
 	require.ErrorIs(t, err, urma.ErrNotFound, "unregistered segment")
 	d = s.Descriptor()
 	d.Len *= 2
-	_, err = segment.Import(e.a, d, 0)
+	_, err = segment.Import(t.Context(), e.a, d, 0)
 	require.ErrorIs(t, err, urma.ErrInvalid)
 	d = s.Descriptor()
 	d.Access = rwa
-	_, err = segment.Import(e.a, d, 0)
+	_, err = segment.Import(t.Context(), e.a, d, 0)
 	require.ErrorIs(t, err, urma.ErrInvalid, "a descriptor cannot widen access")
 	jd := e.receiver(jetty.JFRConfig{}).jfr.Descriptor()
 	jd.ID.ID += 1000
-	_, err = jetty.ImportJFR(e.a, jd, 0)
+	_, err = jetty.ImportJFR(t.Context(), e.a, jd, 0)
 	require.ErrorIs(t, err, urma.ErrNotFound)
 }
 
@@ -146,7 +146,7 @@ func testSharedTokenID(t *testing.T, e *env) {
 	require.NoError(t, err)
 	require.Equal(t, tok.ID(), s1.Descriptor().TokenID)
 	require.Equal(t, tok.ID(), s2.Descriptor().TokenID)
-	t2, err := segment.Import(e.a, s2.Descriptor(), 3)
+	t2, err := segment.Import(t.Context(), e.a, s2.Descriptor(), 3)
 	require.NoError(t, err)
 	require.Equal(t, s2.VA(), t2.Descriptor().VA)
 	require.ErrorIs(t, tok.Free(), urma.ErrBusy)
@@ -162,7 +162,7 @@ func testRegister(t *testing.T, e *env) {
 	buf := e.callerBuf(e.b, 256)
 	s, err := segment.Register(e.b, buf, segment.Config{Access: rwa})
 	require.NoError(t, err)
-	tg, err := segment.Import(e.a, s.Descriptor(), 0)
+	tg, err := segment.Import(t.Context(), e.a, s.Descriptor(), 0)
 	require.NoError(t, err)
 	snd := e.sender(jetty.JFSConfig{})
 	r := e.receiver(jetty.JFRConfig{})

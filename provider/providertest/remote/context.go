@@ -103,7 +103,10 @@ func (c *pContext) disown(s *pSegment) {
 	delete(c.segs, s)
 }
 
-func (c *pContext) ImportSegment(desc provider.SegmentDesc, token uint32) (provider.Target, error) {
+func (c *pContext) ImportSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (provider.Target, error) {
+	if err := provider.ContextErr(ctx); err != nil {
+		return nil, err
+	}
 	r, err := rpcImportSegment.call(c.p.c, &importSegArgs{H: c.h, Desc: segDesc(desc), Token: token})
 	if err != nil {
 		return nil, err
@@ -164,7 +167,10 @@ func (c *pContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 		desc: provider.JettyDesc(r.Desc)}, nil
 }
 
-func (c *pContext) Import(desc provider.JettyDesc, token uint32) (provider.Remote, error) {
+func (c *pContext) Import(ctx context.Context, desc provider.JettyDesc, token uint32) (provider.Remote, error) {
+	if err := provider.ContextErr(ctx); err != nil {
+		return nil, err
+	}
 	r, err := rpcImport.call(c.p.c, &importArgs{H: c.h, Desc: jettyDesc(desc), Token: token})
 	if err != nil {
 		return nil, err

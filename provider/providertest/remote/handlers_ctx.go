@@ -151,7 +151,7 @@ func (s *session) importSegment(a *importSegArgs) (*targetReply, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.ImportSegment(provider.SegmentDesc(a.Desc), a.Token)
+	t, err := c.ImportSegment(context.Background(), provider.SegmentDesc(a.Desc), a.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (s *session) importRemote(a *importArgs) (*remoteReply, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.Import(provider.JettyDesc(a.Desc), a.Token)
+	r, err := c.Import(context.Background(), provider.JettyDesc(a.Desc), a.Token)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+
 	"github.com/urma-go/sdk/provider"
 )
 
@@ -157,7 +158,7 @@ func (s *session) advise(a *remoteArgs) (*empty, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, snd.Advise(r)
+	return nil, snd.Advise(context.Background(), r)
 }
 
 func (s *session) unadvise(a *remoteArgs) (*empty, error) {
@@ -200,7 +201,7 @@ func (s *session) bind(a *remoteArgs) (*empty, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, j.Bind(r)
+	return nil, j.Bind(context.Background(), r)
 }
 
 func (s *session) unbind(a *hArgs) (*empty, error) {

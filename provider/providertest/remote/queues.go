@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"context"
+
 	"github.com/urma-go/sdk/provider"
 )
 
@@ -51,7 +53,14 @@ func (s *sendSide) Flush(crs []provider.CR) (int, error) {
 	return r.N, err
 }
 
-func (s *sendSide) Advise(r provider.Remote) error   { return s.withRemote(rpcAdvise, r) }
+// Advise and Bind check ctx before they ask the peer; the peer's own
+// wait is bounded by its timeouts.
+func (s *sendSide) Advise(ctx context.Context, r provider.Remote) error {
+	if err := provider.ContextErr(ctx); err != nil {
+		return err
+	}
+	return s.withRemote(rpcAdvise, r)
+}
 func (s *sendSide) Unadvise(r provider.Remote) error { return s.withRemote(rpcUnadvise, r) }
 
 func (s *sendSide) withRemote(call rpc[remoteArgs, empty], r provider.Remote) error {
@@ -102,7 +111,12 @@ type pJetty struct {
 func (j *pJetty) PostRecv(wrs []provider.RecvWR) (int, error) { return j.postRecv(wrs) }
 func (j *pJetty) Desc() provider.JettyDesc                    { return j.desc }
 
-func (j *pJetty) Bind(r provider.Remote) error { return j.withRemote(rpcBind, r) }
+func (j *pJetty) Bind(ctx context.Context, r provider.Remote) error {
+	if err := provider.ContextErr(ctx); err != nil {
+		return err
+	}
+	return j.withRemote(rpcBind, r)
+}
 
 func (j *pJetty) Unbind() error {
 	_, err := rpcUnbind.call(j.p.c, &hArgs{H: j.h})
