@@ -134,8 +134,10 @@ func (s *sender) postOne(op urma.Opcode, to *Remote, flags Flags, userCtx uint64
 // the segment. to may be nil only on a Jetty bound in RC mode, which uses
 // the bound remote.
 
-// Write posts a WRITE of local to remote, through to. flags can add Fence,
-// Solicited or Inline.
+// Write posts a WRITE of local to remote, a range of a segment.Target.
+// to is the peer's JFR or Jetty imported with ImportJFR or ImportJetty:
+// one-sided requests go through it as a SEND does (nil only on a bound RC
+// Jetty). flags can add Fence, Solicited or Inline.
 func (s *sender) Write(to *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpWrite, to, flags, userCtx, func(w *provider.WR) {
 		s.sge[0] = rawSGE(local)
@@ -144,7 +146,8 @@ func (s *sender) Write(to *Remote, remote, local segment.SGE, flags Flags, userC
 }
 
 // WriteImm posts a WRITE_IMM: the data lands in remote and the peer's JFR
-// or Jetty consumes a receive whose record carries imm.
+// or Jetty to consumes a receive whose record carries imm. to is imported
+// as for Write.
 func (s *sender) WriteImm(to *Remote, remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpWriteImm, to, flags, userCtx, func(w *provider.WR) {
 		s.sge[0] = rawSGE(local)
@@ -152,7 +155,8 @@ func (s *sender) WriteImm(to *Remote, remote, local segment.SGE, imm uint64, fla
 	})
 }
 
-// Read posts a READ of remote into local, through from.
+// Read posts a READ of remote, a range of a segment.Target, into local.
+// from is the peer's imported JFR or Jetty, as for Write.
 func (s *sender) Read(from *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpRead, from, flags, userCtx, func(w *provider.WR) {
 		s.sge[0] = rawSGE(local)
@@ -178,7 +182,8 @@ func (s *sender) SendImm(to *Remote, local segment.SGE, imm uint64, flags Flags,
 
 // CompareSwap posts a CAS on the 8 aligned bytes of remote: if they equal
 // compare they become swap. The old value lands in result (8 local bytes,
-// host byte order).
+// host byte order). to is the peer's imported JFR or Jetty, as for Write.
+// Caller.CompareSwap posts one and waits for the old value.
 func (s *sender) CompareSwap(to *Remote, remote, result segment.SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpCAS, to, flags, userCtx, func(w *provider.WR) {
 		s.sge[0] = rawSGE(result)
@@ -187,13 +192,15 @@ func (s *sender) CompareSwap(to *Remote, remote, result segment.SGE, compare, sw
 }
 
 // FetchAdd posts a FADD of add to the 8 aligned bytes of remote; the old
-// value lands in result.
+// value lands in result. to is the peer's imported JFR or Jetty, as for
+// Write. Caller.FetchAdd posts one and waits for the old value.
 func (s *sender) FetchAdd(to *Remote, remote, result segment.SGE, add uint64, flags Flags, userCtx uint64) error {
 	return s.Atomic(urma.OpFAdd, to, remote, result, add, flags, userCtx)
 }
 
 // Atomic posts a SWAP, FADD, FSUB, FAND, FOR or FXOR with operand on the
-// 8 aligned bytes of remote; the old value lands in result.
+// 8 aligned bytes of remote; the old value lands in result. to is the
+// peer's imported JFR or Jetty, as for Write.
 func (s *sender) Atomic(op urma.Opcode, to *Remote, remote, result segment.SGE, operand uint64, flags Flags, userCtx uint64) error {
 	if !op.IsAtomic() || op == urma.OpCAS {
 		return &PostError{Op: s.kind + " atomic", Err: provider.Errorf(urma.ErrInvalid,
