@@ -14,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
@@ -45,7 +46,7 @@ type ibContext struct {
 	// queues holds JFS, JFR and Jetty objects by id, for the connection
 	// requests that name them and for completions (wr_id carries the id).
 	queues  map[uint32]any
-	objects map[child]struct{}
+	objects objtab.Table[child]
 	nextCID uint32
 
 	qmu    sync.RWMutex
@@ -71,7 +72,7 @@ func openContext(d *device, e eidEntry) (*ibContext, error) {
 		return nil, provider.Errorf(provider.ErrNotFound, "open context %s: %v", d.info.Name, err)
 	}
 	c := &ibContext{dev: d, eid: e, vc: vc, tokens: map[uint32]*tokenInfo{}, segs: map[segKey]*segment{},
-		queues: map[uint32]any{}, objects: map[child]struct{}{}, qtable: map[uint32]completer{}}
+		queues: map[uint32]any{}, qtable: map[uint32]completer{}}
 	c.events.Init("ib " + d.info.Name)
 	fail := func(err error) (*ibContext, error) {
 		c.teardown()
@@ -128,25 +129,16 @@ func (c *ibContext) Close() error {
 		return nil
 	}
 	c.cm.stop() // no new connections while children go away
-	c.mu.Lock()
-	objs := make([]child, 0, len(c.objects))
-	for o := range c.objects {
-		objs = append(objs, o)
-	}
-	c.mu.Unlock()
 	// Jetties and send queues first, then receive queues, then JFCs and
-	// JFCEs, then segments: the order URMA prescribes.
-	for _, rank := range []int{0, 1, 2, 3, 4} {
-		for _, o := range objs {
-			if o.rank() == rank {
-				_ = o.forceClose()
-			}
-		}
-	}
+	// JFCEs, then segments: the order URMA prescribes (objtab.Drain).
+	// Their untrack then finds nothing, so they are counted out here.
 	c.mu.Lock()
-	live.Objects(-len(c.objects)) // those whose forced close could not untrack them
-	c.objects = map[child]struct{}{}
+	objs := c.objects.Drain()
+	live.Objects(-len(objs))
 	c.mu.Unlock()
+	for _, o := range objs {
+		_ = o.forceClose()
+	}
 	c.events.Close()
 	c.teardown() // stops c.cm again: stop is idempotent, and handlers may still reach it
 	live.Contexts(-1)
@@ -155,8 +147,8 @@ func (c *ibContext) Close() error {
 
 func (c *ibContext) track(o child) {
 	c.mu.Lock()
-	if _, ok := c.objects[o]; !ok {
-		c.objects[o] = struct{}{}
+	if !c.objects.Contains(o) {
+		c.objects.Add(o, o.rank())
 		live.Objects(1)
 	}
 	c.mu.Unlock()
@@ -164,8 +156,7 @@ func (c *ibContext) track(o child) {
 
 func (c *ibContext) untrack(o child) {
 	c.mu.Lock()
-	if _, ok := c.objects[o]; ok {
-		delete(c.objects, o)
+	if c.objects.Remove(o) {
 		live.Objects(-1)
 	}
 	c.mu.Unlock()

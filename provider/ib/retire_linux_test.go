@@ -36,7 +36,7 @@ func TestReplacedConnectionReportsItsRequests(t *testing.T) {
 	var aj *jetty
 	c := ca.Raw().(*ibContext)
 	c.mu.Lock()
-	for o := range c.objects {
+	for o := range c.objects.All() {
 		if j, ok := o.(*jetty); ok && j.id == ja.Descriptor().ID.ID {
 			aj = j
 		}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/urma-go/sdk/internal/live"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 )
@@ -211,7 +212,8 @@ func (c *ibContext) addSegment(mem []byte, memfd int, cfg provider.SegmentConfig
 	s.desc = provider.SegmentDesc{EID: c.eid.eid, UASID: c.uasid, VA: uint64(uintptr(p)), Len: uint64(len(mem)),
 		Access: cfg.Access, TokenPolicy: cfg.TokenPolicy, TokenID: tok}
 	c.segs[segKey{tok, s.desc.VA}] = s
-	c.objects[s] = struct{}{}
+	c.objects.Add(s, s.rank())
+	live.Objects(1)
 	return s, nil
 }
 
@@ -235,7 +237,9 @@ func (s *segment) Close() error {
 			delete(c.tokens, s.desc.TokenID)
 		}
 	}
-	delete(c.objects, s)
+	if c.objects.Remove(s) {
+		live.Objects(-1)
+	}
 	c.mu.Unlock()
 	err := s.mr.Dereg()
 	s.pin.Unpin()

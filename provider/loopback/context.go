@@ -10,12 +10,15 @@ import (
 	"github.com/urma-go/sdk/internal/live"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
-// child is any object a context closes when it closes.
+// child is any object a context closes when it closes; rank orders the
+// teardown (see objtab).
 type child interface {
 	destroy()
+	rank() int
 }
 
 type lbContext struct {
@@ -25,7 +28,7 @@ type lbContext struct {
 	closed atomic.Bool
 
 	mu       sync.Mutex
-	children []child
+	children objtab.Table[child]
 	nextTok  uint32
 	tokens   map[uint32]*tokenInfo
 	nextID   uint32
@@ -112,7 +115,7 @@ func (c *lbContext) adopt(ch child) (uint32, error) {
 	if c.closed.Load() {
 		return 0, errClosed("context")
 	}
-	c.children = append(c.children, ch)
+	c.children.Add(ch, ch.rank())
 	live.Objects(1)
 	c.nextID++
 	return c.nextID, nil
@@ -121,12 +124,8 @@ func (c *lbContext) adopt(ch child) (uint32, error) {
 func (c *lbContext) disown(ch child) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i, x := range c.children {
-		if x == ch {
-			c.children = append(c.children[:i], c.children[i+1:]...)
-			live.Objects(-1)
-			return
-		}
+	if c.children.Remove(ch) {
+		live.Objects(-1)
 	}
 }
 
@@ -139,8 +138,7 @@ func (c *lbContext) Close() error {
 		c.mu.Unlock()
 		return nil
 	}
-	kids := c.children
-	c.children = nil
+	kids := c.children.Drain()
 	live.Objects(-len(kids))
 	pages := c.pages
 	c.pages = nil
@@ -149,8 +147,8 @@ func (c *lbContext) Close() error {
 	// Importers are told goodbye first, and no control request runs while
 	// the objects go away.
 	c.srv.stop()
-	for i := len(kids) - 1; i >= 0; i-- {
-		kids[i].destroy()
+	for _, k := range kids { // queues, then JFCs and JFCEs, then memory
+		k.destroy()
 	}
 	c.peersMu.Lock()
 	peers := c.peers

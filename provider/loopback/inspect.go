@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -58,7 +59,7 @@ func (c *lbContext) info() ContextInfo {
 	eid := c.eid.String()
 	ci := ContextInfo{PID: pid, EID: eid, UASID: c.uasid, Segments: []SegmentInfo{}, Jetties: []JettyInfo{}}
 	c.mu.Lock()
-	kids := append([]child(nil), c.children...)
+	kids := slices.Collect(c.children.All())
 	c.mu.Unlock()
 	for _, k := range kids {
 		var q provider.QueueAttr

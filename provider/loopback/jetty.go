@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 )
 
 // remote is an imported JFR or Jetty.
@@ -70,7 +71,9 @@ func (r *remote) Close() error {
 	return nil
 }
 
-func (r *remote) destroy() { r.closed.Store(true) }
+func (r *remote) destroy()    { r.closed.Store(true) }
+func (r *remote) rank() int   { return objtab.RankMemory }
+func (j *jettyObj) rank() int { return objtab.RankSend }
 
 // jettyObj is a send queue plus a receive queue under one id.
 type jettyObj struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 )
 
 // crSlot is a completion record as it lies in a JFC ring: 7 words, so
@@ -486,6 +487,8 @@ func (j *jfc) Close() error {
 	j.destroy()
 	return nil
 }
+
+func (j *jfc) rank() int { return objtab.RankJFC }
 
 func (j *jfc) destroy() {
 	if j.closed.Swap(true) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/ctxwake"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 )
 
 // jfce is a completion event channel: an eventfd that producers of records
@@ -183,6 +184,8 @@ func (e *jfce) Close() error {
 	e.destroy()
 	return nil
 }
+
+func (e *jfce) rank() int { return objtab.RankJFCE }
 
 func (e *jfce) destroy() {
 	if e.closed.Swap(true) {

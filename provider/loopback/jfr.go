@@ -8,6 +8,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 )
@@ -512,6 +513,8 @@ func (j *jfrObj) Close() error {
 	j.destroy()
 	return nil
 }
+
+func (j *jfrObj) rank() int { return objtab.RankRecv }
 
 func (j *jfrObj) destroy() {
 	j.ctx.removeEndpoint(j.id)

@@ -68,7 +68,7 @@ func (c *lbContext) inboxesShared() bool {
 // Jetties; c.mu is held.
 func (c *lbContext) ownRecvqsLocked() []*recvq {
 	var qs []*recvq
-	for _, kid := range c.children {
+	for kid := range c.children.All() {
 		var q *recvq
 		switch o := kid.(type) {
 		case *jfrObj:
@@ -96,7 +96,7 @@ func (c *lbContext) heldSlots() []heldSlot {
 
 func (c *lbContext) heldSlotsLocked() []heldSlot {
 	var held []heldSlot
-	for _, kid := range c.children {
+	for kid := range c.children.All() {
 		switch o := kid.(type) {
 		case *jfc:
 			if !o.closed.Load() {

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/spin"
 )
 
@@ -107,7 +108,7 @@ func (c *lbContext) addSegment(mem []byte, m *mapping, cfg provider.SegmentConfi
 	copy(tab, old)
 	tab[h] = s
 	c.segs.Store(&tab)
-	c.children = append(c.children, s)
+	c.children.Add(s, s.rank())
 	return s, nil
 }
 
@@ -154,6 +155,8 @@ func (s *segment) Close() error {
 // processes (a stopped peer could hold one for ever); after it the memory is
 // quarantined instead of reused.
 const drainTimeout = time.Second
+
+func (s *segment) rank() int { return objtab.RankMemory }
 
 func (s *segment) destroy() {
 	if s.closed.Swap(true) {

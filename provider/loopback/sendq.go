@@ -8,6 +8,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
@@ -573,6 +574,8 @@ func (q *sendq) destroy() {
 }
 
 type jfsObj struct{ *sendq }
+
+func (j *jfsObj) rank() int { return objtab.RankSend }
 
 func (c *lbContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
 	if err := c.check(); err != nil {

@@ -289,7 +289,7 @@ func (s *ctlServer) notify(payload []byte) {
 	}
 	s.c.mu.Lock()
 	var j *jfc
-	for _, ch := range s.c.children {
+	for ch := range s.c.children.All() {
 		if x, ok := ch.(*jfc); ok && x.id == id {
 			j = x
 			break
