@@ -5,9 +5,12 @@
 //
 // Requests are posted in batches with Post and PostRecv; completions are
 // polled into a caller slice with JFC.Poll, or waited for in event mode with
-// JFC.Rearm and JFCE.Wait. Write, Read, Send, CAS and the other methods named
-// after an operation are helpers that post one signaled request: URMA itself
-// has atomics only as opcodes of a posted request.
+// JFC.Rearm and JFCE.Wait. Write, Read, Send, FetchAdd, CompareSwap and the
+// other methods named after an operation are helpers that post one signaled
+// request: URMA itself has atomics only as opcodes of a posted request. They
+// take the peer's side first: its imported JFR or Jetty (which one-sided
+// requests name too), the remote range, then the local one. A Caller posts an
+// atomic and waits for its old value; a RecvPool keeps a receive queue fed.
 //
 // Transport modes follow URMA: RM lets one JFS reach many imported JFRs, RC
 // binds a Jetty to exactly one remote Jetty with Bind, and UM sends messages
