@@ -1,13 +1,15 @@
 // Package provider holds the interfaces a URMA provider implements and the
-// plain value types (identifiers, enums, work requests, completion records,
-// errors) that cross the boundary between the SDK and a provider.
+// driver's forms of the values that cross the boundary between the SDK and
+// a provider (identifiers, enums, work requests, completion records,
+// statuses).
 //
-// Application code does not use this package directly: it uses urma,
-// segment and jetty, which re-export the value types under friendlier names
-// and wrap the interfaces in concrete types. The split follows
-// database/sql/driver: a provider (loopback, ib, ...) registers a Driver in
-// its init function and every provider passes the same conformance suite,
-// provider/providertest.
+// Application code does not use this package: it uses urma, segment, jetty
+// and view, which define their own types with the same values and wrap the
+// interfaces in concrete types. The split follows database/sql/driver: a
+// provider (loopback, ib, ...) registers a Driver in its init function and
+// every provider passes the same conformance suite, provider/providertest.
+// Methods that may talk to a peer (Import, ImportSegment, Advise, Bind)
+// take a context and return ContextErr(ctx) once it is done.
 //
 // # Contract
 //
