@@ -64,7 +64,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	if err != nil {
 		return res, err
 	}
-	if region, err = theirs.ImportSegment(context.Background(), uctx, "region"); err != nil {
+	if region, err = theirs.ImportSegment(ctx, uctx, "region"); err != nil {
 		return res, fmt.Errorf("import the request region: %w", err)
 	}
 	for _, c := range clients {
