@@ -134,7 +134,11 @@ func testLockFreeJFS(t *testing.T, e *env) {
 	// where a message takes far longer than on hardware.
 	const n, depth, recvs = 400, 32, 128
 	jfc := e.lockFreeJFC(e.a, depth)
-	s := e.sender(jetty.JFSConfig{Depth: depth, JFC: jfc, LockFree: true})
+	// The receiver reposts as it goes; starved by the race detector and
+	// the other callers it can fall behind, and a SEND then waits for a
+	// receive for as long as it takes (RNRRetry 7), which is not what this
+	// case is about.
+	s := e.sender(jetty.JFSConfig{Depth: depth, JFC: jfc, LockFree: true, RNRRetry: 7})
 	r := e.receiver(jetty.JFRConfig{Depth: recvs})
 	src := e.seg(e.a, 8*n, segment.LocalOnly)
 	dst := e.seg(e.b, 8*recvs, segment.LocalOnly)
