@@ -93,7 +93,7 @@ func (r *receiver) PostRecv(wrs []RecvWR) error {
 // Recv queues one receive into buf (urma_recv).
 func (r *receiver) Recv(buf segment.SGE, userCtx uint64) error {
 	r.mu.Lock()
-	r.sge[0] = rawSGE(buf)
+	r.sge[0] = buf.Raw()
 	w := &r.one[0] // filled in place (see sender.postOne)
 	w.UserCtx, w.Local = userCtx, r.sge[:]
 	n, err := r.postAll(r.one[:])

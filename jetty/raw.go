@@ -27,9 +27,6 @@ func rawSGEs(s []segment.SGE) []provider.SGE {
 	return unsafe.Slice((*provider.SGE)(unsafe.Pointer(&s[0])), len(s))
 }
 
-// rawSGE is s as the provider's SGE.
-func rawSGE(s segment.SGE) provider.SGE { return *(*provider.SGE)(unsafe.Pointer(&s)) }
-
 // rawWR fills p with w in the provider's form; p.Local aliases w.Local.
 func rawWR(p *provider.WR, w *WR) {
 	p.Opcode, p.Flags, p.UserCtx = provider.Opcode(w.Opcode), provider.WRFlags(w.Flags), w.UserCtx
@@ -38,7 +35,7 @@ func rawWR(p *provider.WR, w *WR) {
 	} else {
 		p.Target = nil
 	}
-	p.Local, p.Remote, p.Inline = rawSGEs(w.Local), rawSGE(w.Remote), w.Inline
+	p.Local, p.Remote, p.Inline = rawSGEs(w.Local), w.Remote.Raw(), w.Inline
 	p.Imm, p.Compare, p.Operand = w.Imm, w.Compare, w.Operand
 }
 

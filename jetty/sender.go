@@ -140,8 +140,8 @@ func (s *sender) postOne(op urma.Opcode, to *Remote, flags Flags, userCtx uint64
 // Jetty). flags can add Fence, Solicited or Inline.
 func (s *sender) Write(to *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpWrite, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(local)
-		w.Local, w.Remote = s.sge[:], rawSGE(remote)
+		s.sge[0] = local.Raw()
+		w.Local, w.Remote = s.sge[:], remote.Raw()
 	})
 }
 
@@ -150,8 +150,8 @@ func (s *sender) Write(to *Remote, remote, local segment.SGE, flags Flags, userC
 // as for Write.
 func (s *sender) WriteImm(to *Remote, remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpWriteImm, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(local)
-		w.Local, w.Remote, w.Imm = s.sge[:], rawSGE(remote), imm
+		s.sge[0] = local.Raw()
+		w.Local, w.Remote, w.Imm = s.sge[:], remote.Raw(), imm
 	})
 }
 
@@ -159,15 +159,15 @@ func (s *sender) WriteImm(to *Remote, remote, local segment.SGE, imm uint64, fla
 // from is the peer's imported JFR or Jetty, as for Write.
 func (s *sender) Read(from *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpRead, from, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(local)
-		w.Local, w.Remote = s.sge[:], rawSGE(remote)
+		s.sge[0] = local.Raw()
+		w.Local, w.Remote = s.sge[:], remote.Raw()
 	})
 }
 
 // Send posts a SEND of local to the peer's JFR or Jetty.
 func (s *sender) Send(to *Remote, local segment.SGE, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpSend, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(local)
+		s.sge[0] = local.Raw()
 		w.Local = s.sge[:]
 	})
 }
@@ -175,7 +175,7 @@ func (s *sender) Send(to *Remote, local segment.SGE, flags Flags, userCtx uint64
 // SendImm posts a SEND_IMM; the receiver's record carries imm.
 func (s *sender) SendImm(to *Remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpSendImm, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(local)
+		s.sge[0] = local.Raw()
 		w.Local, w.Imm = s.sge[:], imm
 	})
 }
@@ -186,8 +186,8 @@ func (s *sender) SendImm(to *Remote, local segment.SGE, imm uint64, flags Flags,
 // Caller.CompareSwap posts one and waits for the old value.
 func (s *sender) CompareSwap(to *Remote, remote, result segment.SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
 	return s.postOne(urma.OpCAS, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(result)
-		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], rawSGE(remote), compare, swap
+		s.sge[0] = result.Raw()
+		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], remote.Raw(), compare, swap
 	})
 }
 
@@ -207,8 +207,8 @@ func (s *sender) Atomic(op urma.Opcode, to *Remote, remote, result segment.SGE, 
 			"%v is not a single-operand atomic (use CompareSwap)", op)}
 	}
 	return s.postOne(op, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = rawSGE(result)
-		w.Local, w.Remote, w.Operand = s.sge[:], rawSGE(remote), operand
+		s.sge[0] = result.Raw()
+		w.Local, w.Remote, w.Operand = s.sge[:], remote.Raw(), operand
 	})
 }
 
