@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -18,15 +19,18 @@ import (
 	"github.com/urma-go/sdk/internal/leakcheck"
 )
 
+// stoppedWait is how long a stopped peer is given before it is killed:
+// longer than any request needs that does not wait on it, and longer than
+// the loopback's control requests wait for its answer (5 s): a SEND into a
+// receive buffer whose memory this side has not mapped yet asks the peer
+// for it, and must fail, not hang, when the peer does not answer.
+const stoppedWait = 7 * time.Second
+
 // faultConfig makes SENDs give up on a receiver that stopped taking them
 // after 3 retries 5 ms apart: a stopped peer must make requests fail, not
 // hang. The drain allows for the loopback's control requests, which give
 // up on a stopped peer after 5 s (the first SEND into a receive buffer
 // asks the peer for that buffer's memory).
-// stoppedWait is how long a stopped peer is given before it is killed: far
-// longer than any request needs that does not wait on it.
-const stoppedWait = 3 * time.Second
-
 var faultConfig = Config{Workers: 4, Ledger: true, RNRRetry: 3, RNRTimeout: 5 * time.Millisecond, Drain: 15 * time.Second}
 
 // TestPeerFaults kills the peer process at a random point, -faults times
@@ -131,6 +135,7 @@ func faultRun(t *testing.T, i int, dir, device string) faultResult {
 			if device == "" {
 				if held := n.HeldByOthers(); held == 0 {
 					c.signal(syscall.SIGKILL)
+					t.Logf("this process's goroutines:\n%s", goroutines())
 					t.Fatalf("run %d (%s after %v): this side still waits on the stopped peer after %v, which holds nothing of its JFCs: a hang", i, how, after, stoppedWait)
 				}
 			}
@@ -179,6 +184,14 @@ func faultRun(t *testing.T, i int, dir, device string) faultResult {
 	require.NoError(t, err)
 	require.Empty(t, left, "run %d (%s after %v): files left in the runtime directory", i, how, after)
 	return faultResult{outcome: outcome, checked: checked, stats: res.st}
+}
+
+// goroutines is the stack of every goroutine of this process, to tell
+// what a hang waits on.
+func goroutines() string {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	return b.String()
 }
 
 func statuses(m map[string]uint64) string {
