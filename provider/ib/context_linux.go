@@ -32,8 +32,8 @@ type ibContext struct {
 	// ctl is a CQ for the completions nobody reads: the send side of
 	// responder QPs and the receive side of initiator QPs, which post none.
 	ctl *verbs.CQ
-	// guard is a page registered without remote rights, whose key
-	// importers of LOCAL_ONLY segments get.
+	// guard is a page registered without remote rights: the local
+	// buffer of requests that carry no data.
 	guard    *verbs.MR
 	guardMem []byte
 

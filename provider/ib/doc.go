@@ -39,7 +39,7 @@
 //     private data of an rdma_cm connect request, to check the descriptor
 //     and token; the owner answers in the reject's private data with the
 //     rkey. A peer without the token never learns the key, and an import
-//     of a LOCAL_ONLY segment gets a key that opens nothing.
+//     of a LOCAL_ONLY segment is refused (ErrPermission).
 //   - JFC: a CQ; JFCE: a completion channel plus an eventfd for the
 //     records the provider makes itself; JFR: an SRQ.
 //   - JFS and Jetty in RM mode: one RC QP per remote JFR or Jetty,

@@ -314,10 +314,8 @@ func (c *ibContext) answerSegmentImport(r request) (reply, error) {
 		return reply{}, provider.Errorf(provider.ErrPermission, "wrong token for segment token id %d", r.target)
 	}
 	if d.Access == provider.AccessLocalOnly {
-		// No remote right, so no key: the guard's key fails every access
-		// at this address, even on devices (siw) that do not check the
-		// READ right of a key.
-		return reply{rkey: c.guard.RKey}, nil
+		// No remote right, so nothing to hand out.
+		return reply{}, provider.Errorf(provider.ErrPermission, "segment %v is LOCAL_ONLY: it cannot be imported", d)
 	}
 	return reply{rkey: s.mr.RKey}, nil
 }

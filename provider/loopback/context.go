@@ -25,6 +25,7 @@ type lbContext struct {
 	eid    provider.EID
 	uasid  uint32
 	dir    string
+	uid    int // the user whose processes it serves and imports from (ownUID)
 	closed atomic.Bool
 
 	mu       sync.Mutex
@@ -70,7 +71,7 @@ func newContext(eid provider.EID) (*lbContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &lbContext{eid: eid, dir: dir, page: page, tokens: map[uint32]*tokenInfo{},
+	c := &lbContext{eid: eid, dir: dir, uid: ownUID(), page: page, tokens: map[uint32]*tokenInfo{},
 		recvqs: map[uint32]*endpoint{}, peers: map[fabricKey]*peerConn{}, pages: map[*ctlPage]struct{}{}}
 	c.events.Init("loopback")
 	for tries := 0; ; tries++ {

@@ -47,7 +47,7 @@ func readRaw(t *testing.T, b []byte) (message, uint64, error) {
 	}()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m, err := readMsg(r)
+	m, err := readMsg(r, replyLimit, 0)
 	runtime.ReadMemStats(&after)
 	r.Close()
 	<-done
@@ -56,7 +56,7 @@ func readRaw(t *testing.T, b []byte) (message, uint64, error) {
 
 // FuzzReadMsg: the framing of every message on a context's socket. A
 // message is delivered exactly when all the bytes its header declares
-// arrived, a declared length past maxPayload is refused, what is delivered
+// arrived, a declared length past the type's limit is refused, what is delivered
 // travels the same through writeMsg, and memory follows the bytes sent,
 // not the length declared.
 func FuzzReadMsg(f *testing.F) {
@@ -81,7 +81,7 @@ func FuzzReadMsg(f *testing.F) {
 		// detector's and the fuzzer's own bookkeeping) stay far below this;
 		// what grows must grow with what the peer sent.
 		require.LessOrEqual(t, alloc, uint64(1<<20+4*len(b)), "allocated %d bytes for a %d-byte message", alloc, len(b))
-		if len(b) >= msgHeader && binary.LittleEndian.Uint32(b[8:]) > maxPayload {
+		if len(b) >= msgHeader && binary.LittleEndian.Uint32(b[8:]) > replyLimit(msgType(b[0])) {
 			require.ErrorIs(t, err, provider.ErrInvalid)
 			return
 		}
@@ -104,7 +104,7 @@ func FuzzReadMsg(f *testing.F) {
 			werr <- writeMsg(w, m) // concurrently: a large payload fills the socket
 			w.Close()
 		}()
-		again, err := readMsg(r)
+		again, err := readMsg(r, replyLimit, 0)
 		require.NoError(t, err)
 		require.NoError(t, <-werr)
 		require.Equal(t, m.typ, again.typ)
@@ -169,9 +169,11 @@ func FuzzParseRights(f *testing.F) {
 }
 
 // FuzzHandle feeds control requests to a live context's server, as another
-// process would send them. The oracle knows the context's one segment and
-// one JFR: a request succeeds exactly when it names them correctly and
-// carries all of its fields, and the reply then describes them.
+// process would send them. The oracle knows the context's two segments and
+// one JFR: a request succeeds exactly when it names them correctly, carries
+// all of its fields and nothing more, and the peer may have it (a segment
+// by handle only as a receive buffer of the JFR it imported), and the
+// reply then describes them.
 func FuzzHandle(f *testing.F) {
 	const segToken, jfrToken = 0x5e65e6, 0x1f41f4
 	pc, err := theDevice.Open(0)
@@ -196,6 +198,13 @@ func FuzzHandle(f *testing.F) {
 		require.NoError(f, open.Close())
 		require.NoError(f, seg.Close())
 	})
+
+	// seg is a receive buffer of jfr; open is not.
+	_, err = jfr.PostRecv([]provider.RecvWR{{Local: []provider.SGE{{Seg: seg, Addr: seg.Desc().VA, Len: 64}}}})
+	require.NoError(f, err)
+	// Refusals are not slowed down here: the fuzzer makes them by the
+	// thousand.
+	c.srv.fails.every = 0
 
 	segs := map[provider.SegmentDesc]uint32{seg.Desc(): segToken, open.Desc(): 0}
 	u32 := func(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
@@ -229,9 +238,23 @@ func FuzzHandle(f *testing.F) {
 	f.Add(uint8(0), uint8(0), []byte{})
 	f.Add(uint8(200), uint8(0), []byte{})
 
+	jfrImport := u32(append([]byte{}, jfrDesc...), jfrToken)
+	f.Add(uint8(msgSegFD), uint8(0x84), []byte{})
+	f.Add(uint8(msgSegFD), uint8(0x85), []byte{})
+
 	f.Fuzz(func(t *testing.T, typ, prefix uint8, tail []byte) {
-		payload := append(append([]byte{}, prefixes[int(prefix)%len(prefixes)]...), tail...)
-		reply, fds := c.srv.handle(message{typ: msgType(typ), payload: payload})
+		payload := append(append([]byte{}, prefixes[int(prefix&0x7f)%len(prefixes)]...), tail...)
+		cc := newCtlConn(nil, 1)
+		cc.fails.every = 0
+		imported := prefix&0x80 != 0 // the peer imported the JFR first
+		if imported {
+			reply, fds := c.srv.handle(cc, message{typ: msgImportJetty, payload: jfrImport})
+			require.Equal(t, provider.StatusSuccess, reply.status, "%s", reply.payload)
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}
+		reply, fds := c.srv.handle(cc, message{typ: msgType(typ), payload: payload})
 		defer func() {
 			for _, fd := range fds {
 				unix.Close(fd)
@@ -247,7 +270,7 @@ func FuzzHandle(f *testing.F) {
 			var d provider.SegmentDesc
 			var token uint32
 			ok := false
-			if len(payload) >= provider.SegmentDescSize+4 && d.UnmarshalBinary(payload[:provider.SegmentDescSize]) == nil {
+			if len(payload) == provider.SegmentDescSize+4 && d.UnmarshalBinary(payload[:provider.SegmentDescSize]) == nil {
 				token = binary.LittleEndian.Uint32(payload[provider.SegmentDescSize:])
 				if want, known := segs[d]; known {
 					ok = d.TokenPolicy == provider.TokenNone || token == want
@@ -263,13 +286,11 @@ func FuzzHandle(f *testing.F) {
 			require.Equal(t, []any{d.VA, d.Len, d.Access}, []any{r.va, r.len, r.access})
 			require.Len(t, fds, 1, "allocated memory travels as a memfd")
 		case msgSegFD:
-			ok := len(payload) >= 8 && binary.LittleEndian.Uint32(payload) == lseg.handle &&
+			ok := imported && len(payload) == 8 && binary.LittleEndian.Uint32(payload) == lseg.handle &&
 				binary.LittleEndian.Uint32(payload[4:]) == lseg.ref.gen
-			ok = ok || len(payload) >= 8 && binary.LittleEndian.Uint32(payload) == lopen.handle &&
-				binary.LittleEndian.Uint32(payload[4:]) == lopen.ref.gen
 			require.Equal(t, ok, reply.status == provider.StatusSuccess, "%v %s", reply.status, reply.payload)
 		case msgImportJetty:
-			ok := len(payload) >= provider.JettyDescSize+4 && bytes.Equal(payload[:provider.JettyDescSize], jfrDesc) &&
+			ok := len(payload) == provider.JettyDescSize+4 && bytes.Equal(payload[:provider.JettyDescSize], jfrDesc) &&
 				binary.LittleEndian.Uint32(payload[provider.JettyDescSize:]) == jfrToken
 			require.Equal(t, ok, reply.status == provider.StatusSuccess, "%v %s", reply.status, reply.payload)
 			if !ok {

@@ -145,11 +145,15 @@ func inspectOne(path string, timeout time.Duration) (ContextInfo, error) {
 		return ci, err
 	}
 	defer conn.Close()
+	// A listing from another user's listener would be that user's word.
+	if _, err := checkPeerUID(conn, ownUID(), "the context at "+path); err != nil {
+		return ci, err
+	}
 	conn.SetDeadline(time.Now().Add(timeout))
 	if err := writeMsg(conn, message{typ: msgList}); err != nil {
 		return ci, err
 	}
-	m, err := readMsg(conn)
+	m, err := readMsg(conn, replyLimit, 0)
 	if err != nil {
 		return ci, err
 	}

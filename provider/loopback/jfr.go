@@ -274,6 +274,7 @@ func (q *recvq) checkRecv(w *provider.RecvWR) error {
 		if err := wrcheck.InSegment(&w.Local[k], s.desc.VA, s.desc.Len); err != nil {
 			return err
 		}
+		s.noteReceive(q.id)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package loopback
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
@@ -34,7 +36,7 @@ const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 	fd, err := unix.MemfdCreate("urma-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|flags)
 	if err != nil {
-		return nil, provider.Errorf(provider.ErrNoMemory, "memfd_create: %v", err)
+		return nil, resourceErr("memfd_create", err)
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		unix.Close(fd)
@@ -52,22 +54,44 @@ func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 	return &mapping{fd: fd, mem: mem}, nil
 }
 
-// attachMapping maps size bytes of a memfd received from another process.
-// It takes ownership of fd and closes it: the mapping alone keeps the
-// memory alive. The memfd must hold size bytes and be sealed against
-// shrinking: a peer that declared more than it has, or cut its memory
-// afterwards, would otherwise crash this process (SIGBUS) on access.
+// attachMapping maps size bytes of a memfd received from another process
+// for reading and writing. It takes ownership of fd and closes it: the
+// mapping alone keeps the memory alive. The memfd must hold size bytes and
+// be sealed against shrinking: a peer that declared more than it has, or
+// cut its memory afterwards, would otherwise crash this process (SIGBUS)
+// on access.
 func attachMapping(fd int, size uint64) (*mapping, error) {
+	m, writable, err := attachMemory(fd, size)
+	if err == nil && !writable {
+		m.close()
+		return nil, provider.Errorf(provider.ErrInvalid, "a peer's memory came read-only where it must be written")
+	}
+	return m, err
+}
+
+// attachMemory is attachMapping for memory the peer may have shared
+// read-only: a memfd opened only for reading is mapped only for reading,
+// and writable says which it was.
+func attachMemory(fd int, size uint64) (m *mapping, writable bool, err error) {
 	if err := checkPeerMemfd(fd, size); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return nil, false, err
 	}
-	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		unix.Close(fd)
+		return nil, false, provider.Errorf(provider.ErrInvalid, "a peer's memory: fcntl: %v", err)
+	}
+	prot := unix.PROT_READ
+	if writable = fl&unix.O_ACCMODE == unix.O_RDWR; writable {
+		prot |= unix.PROT_WRITE
+	}
+	mem, err := unix.Mmap(fd, 0, int(size), prot, unix.MAP_SHARED)
 	unix.Close(fd)
 	if err != nil {
-		return nil, provider.Errorf(provider.ErrNoMemory, "mmap %d bytes of a peer's memory: %v", size, err)
+		return nil, false, resourceErr(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
 	}
-	return &mapping{fd: -1, mem: mem}, nil
+	return &mapping{fd: -1, mem: mem}, writable, nil
 }
 
 func (m *mapping) close() {

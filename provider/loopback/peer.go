@@ -52,7 +52,10 @@ type peerConn struct {
 	efds     []int
 }
 
-type peerSeg struct{ ref memRef }
+type peerSeg struct {
+	ref      memRef
+	writable bool // its mapping may be written (a read-only grant's is not)
+}
 
 // rpcTimeout bounds a control request, so that a stopped peer cannot hang
 // an import forever.
@@ -93,12 +96,17 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 	path := filepath.Join(c.dir, sockName(k.eid, k.uasid))
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
-		if errors.Is(err, unix.ECONNREFUSED) {
-			removeIfStale(path)
-		}
-		return nil, provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d (in this process or in %s)", k.eid, k.uasid, c.dir)
+		return nil, dialErr(err, path, k)
 	}
-	p := &peerConn{c: c, key: k, path: path, conn: conn, replies: make(chan message, 1), rpcTurn: make(chan struct{}, 1),
+	// The listener must be this user's: another user's process in the
+	// socket's place would see our tokens and could name any pid in its
+	// replies.
+	cred, err := checkPeerUID(conn, c.uid, "the context at "+path)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	p := &peerConn{c: c, key: k, path: path, pid: int(cred.Pid), conn: conn, replies: make(chan message, 1), rpcTurn: make(chan struct{}, 1),
 		done: make(chan struct{}), torn: make(chan struct{}),
 		segs: map[uint32]*peerSeg{}, rqs: map[uint32]*rqView{}, jfcs: map[uint32]*jfcView{}}
 	go p.read()
@@ -114,14 +122,16 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 		return nil, err
 	}
 	w := wire{b: m.payload}
-	p.pid = int(w.getU32())
-	page, err := attachCtlPage(m.fds[0])
-	if err != nil || w.short {
-		if page != nil {
-			page.m.close()
-		}
+	pid := int(w.getU32())
+	if w.short || len(m.fds) != 1 || pid != p.pid {
+		m.closeFDs()
 		p.close()
-		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting: %v", path, err)
+		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting (pid %d from process %d, %d fds)", path, pid, p.pid, len(m.fds))
+	}
+	page, err := attachCtlPage(m.fds[0])
+	if err != nil {
+		p.close()
+		return nil, provider.Errorf(provider.StatusOf(err), "peer at %s sent a bad context page: %v", path, err)
 	}
 	// The link may already be down (the peer died right after its
 	// greeting): lost has run, or will run, its teardown under p.mu, and
@@ -138,14 +148,33 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 	return p, nil
 }
 
+// dialErr says why the context at path could not be reached.
+func dialErr(err error, path string, k fabricKey) error {
+	switch {
+	case errors.Is(err, unix.ECONNREFUSED):
+		removeIfStale(path)
+		return provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d (its socket %s has no listener)", k.eid, k.uasid, path)
+	case errors.Is(err, unix.ENOENT):
+		return provider.Errorf(provider.ErrNotFound, "no context at eid %v uasid %d (in this process or in %s)", k.eid, k.uasid, filepath.Dir(path))
+	case errors.Is(err, unix.EAGAIN):
+		return provider.Errorf(provider.ErrBusy, "the context at eid %v uasid %d takes no more connections now (its listen backlog is full); try again", k.eid, k.uasid)
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		return provider.Errorf(provider.ErrPermission, "cannot connect to %s: %v", path, err)
+	case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
+		return resourceErr("connect to "+path, err)
+	}
+	return provider.Errorf(provider.ErrFail, "connect to %s: %v", path, err)
+}
+
 // read delivers replies until the connection ends, then tears the link down.
 func (p *peerConn) read() {
 	for {
-		m, err := readMsg(p.conn)
+		m, err := readMsg(p.conn, replyLimit, 0)
 		if err != nil {
 			break
 		}
 		if m.typ == msgBye {
+			m.closeFDs()
 			p.graceful.Store(true)
 			continue
 		}
@@ -323,7 +352,7 @@ func (p *peerConn) importSegment(ctx context.Context, desc provider.SegmentDesc,
 	if err != nil {
 		return memRef{}, err
 	}
-	ps, err := p.addSeg(m)
+	ps, err := p.addSeg(m, false)
 	if err != nil {
 		return memRef{}, err
 	}
@@ -334,24 +363,25 @@ func (p *peerConn) importSegment(ctx context.Context, desc provider.SegmentDesc,
 }
 
 // bufRef resolves a receive buffer of the peer, asking the peer for its
-// memory the first time.
+// memory the first time. A SEND writes it, so a mapping made for a
+// read-only import of the same segment does not do.
 func (p *peerConn) bufRef(h, gen uint32) *memRef {
 	if idx := p.segIndex.Load(); idx != nil && int(h) < len(*idx) {
-		if ps := (*idx)[h]; ps != nil && ps.ref.gen == gen {
+		if ps := (*idx)[h]; ps != nil && ps.ref.gen == gen && ps.writable {
 			return &ps.ref
 		}
 	}
 	p.mu.Lock()
 	ps := p.segs[h]
 	p.mu.Unlock()
-	if ps != nil && ps.ref.gen == gen {
+	if ps != nil && ps.ref.gen == gen && ps.writable {
 		return &ps.ref
 	}
 	m, err := p.rpc(context.Background(), msgSegFD, (&wire{}).u32(h).u32(gen).b, 0)
 	if err != nil {
 		return nil
 	}
-	ps, err = p.addSeg(m)
+	ps, err = p.addSeg(m, true)
 	if err != nil || ps.ref.gen != gen {
 		return nil
 	}
@@ -359,10 +389,18 @@ func (p *peerConn) bufRef(h, gen uint32) *memRef {
 }
 
 // addSeg maps the memory a segment reply describes, or reuses the mapping
-// of an earlier reply for the same segment.
-func (p *peerConn) addSeg(m message) (*peerSeg, error) {
+// of an earlier reply for the same segment. write says the mapping must
+// be writable; a read-only memfd is mapped read-only.
+func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
 	r, ok := decodeSegReply(m.payload)
-	if !ok || r.handle >= maxSegments || (!r.caller && (len(m.fds) != 1 || r.size < r.len)) {
+	wantFDs := 1
+	if r.caller {
+		wantFDs = 0
+	}
+	// Caller memory is reached through the owner's pid, which only the
+	// kernel's word for it (SO_PEERCRED) may name: a reply naming another
+	// process would turn this process's writes on that one.
+	if !ok || r.handle >= maxSegments || len(m.fds) != wantFDs || (r.caller && int(r.pid) != p.pid) || (!r.caller && r.size < r.len) {
 		m.closeFDs()
 		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed segment reply", p.pid)
 	}
@@ -372,7 +410,7 @@ func (p *peerConn) addSeg(m message) (*peerSeg, error) {
 		m.closeFDs()
 		return nil, p.lostErr()
 	}
-	if ps := p.segs[r.handle]; ps != nil && ps.ref.gen == r.gen {
+	if ps := p.segs[r.handle]; ps != nil && ps.ref.gen == r.gen && (ps.writable || !write) {
 		m.closeFDs()
 		return ps, nil
 	}
@@ -382,16 +420,21 @@ func (p *peerConn) addSeg(m message) (*peerSeg, error) {
 		// Caller memory cannot be mapped: reach it in the owner's address
 		// space, holding the owner's access count while we do.
 		ps.ref.counted = true
+		ps.writable = true
 	} else {
-		mp, err := attachMapping(m.fds[0], r.size)
+		mp, writable, err := attachMemory(m.fds[0], r.size)
 		if err != nil {
 			return nil, err
 		}
 		p.maps = append(p.maps, mp)
+		if write && !writable {
+			return nil, provider.Errorf(provider.ErrFail, "peer %d sent a read-only receive buffer", p.pid)
+		}
 		ps.ref.mem = mp.mem[:r.len]
+		ps.writable = writable
 	}
-	// An older generation's mapping stays in p.maps until teardown: a
-	// request may still be copying through it.
+	// An older generation's mapping, or a read-only one, stays in p.maps
+	// until teardown: a request may still be copying through it.
 	p.segs[r.handle] = ps
 	p.indexSeg(r.handle, ps)
 	return ps, nil

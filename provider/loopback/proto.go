@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -31,10 +32,28 @@ const (
 
 const (
 	msgHeader = 12
-	// maxPayload bounds what a peer can make us allocate.
+	// maxPayload bounds what a peer can make us allocate: a LIST reply,
+	// which describes every segment and queue of a context.
 	maxPayload = 64 << 20
-	maxFDs     = 4
+	// maxRequest bounds a request: the largest, an import, is a
+	// descriptor and a token.
+	maxRequest = 256
+	// maxReply bounds every other reply: a segment's or queue's
+	// description, or an error's text.
+	maxReply = 4 << 10
+	maxFDs   = 4
 )
+
+// requestLimit is the largest payload the owner reads for a request.
+func requestLimit(msgType) uint32 { return maxRequest }
+
+// replyLimit is the largest payload an importer reads for a reply of type t.
+func replyLimit(t msgType) uint32 {
+	if t == msgList {
+		return maxPayload
+	}
+	return maxReply
+}
 
 type message struct {
 	typ     msgType
@@ -78,7 +97,11 @@ func writeMsg(c *net.UnixConn, m message) error {
 	return err
 }
 
-func readMsg(c *net.UnixConn) (message, error) {
+// readMsg reads one message whose payload is at most limit(its type)
+// bytes. Once its first bytes are in, the rest must come within partial
+// (0: no limit), so that a peer cannot hold a half-sent message, and the
+// buffer for it, open for ever.
+func readMsg(c *net.UnixConn, limit func(msgType) uint32, partial time.Duration) (message, error) {
 	var hdr [msgHeader]byte
 	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
 	n, oobn, _, _, err := c.ReadMsgUnix(hdr[:], oob)
@@ -93,6 +116,13 @@ func readMsg(c *net.UnixConn) (message, error) {
 		m.closeFDs()
 		return message{}, io.EOF
 	}
+	if partial > 0 {
+		if err := c.SetReadDeadline(time.Now().Add(partial)); err != nil {
+			m.closeFDs()
+			return message{}, err
+		}
+		defer c.SetReadDeadline(time.Time{})
+	}
 	if _, err := io.ReadFull(c, hdr[n:]); err != nil {
 		m.closeFDs()
 		return message{}, err
@@ -100,9 +130,9 @@ func readMsg(c *net.UnixConn) (message, error) {
 	m.typ = msgType(hdr[0])
 	m.status = provider.Status(int32(binary.LittleEndian.Uint32(hdr[4:])))
 	size := binary.LittleEndian.Uint32(hdr[8:])
-	if size > maxPayload {
+	if size > limit(m.typ) {
 		m.closeFDs()
-		return message{}, provider.Errorf(provider.ErrInvalid, "control message of %d bytes", size)
+		return message{}, provider.Errorf(provider.ErrInvalid, "control message of type %d has %d bytes, more than its %d", m.typ, size, limit(m.typ))
 	}
 	if m.payload, err = readPayload(c, int(size)); err != nil {
 		m.closeFDs()

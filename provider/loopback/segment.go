@@ -3,6 +3,7 @@ package loopback
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,45 @@ type segment struct {
 	ownToken bool
 	ref      memRef // the owner's own view, shared by in-process imports
 	closed   atomic.Bool
+	// recvOf are the receive queues the segment was posted to as a
+	// buffer (copied on write under recvMu): a peer that imported one of
+	// them may ask for the segment's memory to deliver its SENDs.
+	recvOf atomic.Pointer[[]uint32]
+	recvMu sync.Mutex
+}
+
+// noteReceive records that s is posted as a receive buffer of queue id.
+// Past the first post to a queue it costs one load.
+func (s *segment) noteReceive(id uint32) {
+	if p := s.recvOf.Load(); p != nil && slices.Contains(*p, id) {
+		return
+	}
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	var ids []uint32
+	if p := s.recvOf.Load(); p != nil {
+		if slices.Contains(*p, id) {
+			return
+		}
+		ids = *p
+	}
+	ids = append(slices.Clip(ids), id)
+	s.recvOf.Store(&ids)
+}
+
+// receiveOfAny reports whether s was posted as a receive buffer of one of
+// the queues rqs.
+func (s *segment) receiveOfAny(rqs map[uint32]struct{}) bool {
+	p := s.recvOf.Load()
+	if p == nil {
+		return false
+	}
+	for _, id := range *p {
+		if _, ok := rqs[id]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *lbContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provider.Segment, error) {
@@ -303,6 +343,9 @@ func (c *lbContext) findSegmentLocked(desc provider.SegmentDesc, token uint32) (
 	}
 	if seg.desc.TokenPolicy != provider.TokenNone && seg.token != token {
 		return nil, provider.Errorf(provider.ErrPermission, "wrong token for segment token id %d", desc.TokenID)
+	}
+	if seg.desc.Access&remoteAccess == 0 {
+		return nil, provider.Errorf(provider.ErrPermission, "segment %v is LOCAL_ONLY: it cannot be imported", seg.desc)
 	}
 	return seg, nil
 }

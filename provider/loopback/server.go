@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,15 +20,41 @@ import (
 // ctlServer answers the control requests of importing processes on the
 // context's unix socket.
 type ctlServer struct {
-	c     *lbContext
-	ln    *net.UnixListener
-	path  string
-	mu    sync.Mutex
-	conns map[*net.UnixConn]int32 // the importer's pid
-	done  bool
+	c       *lbContext
+	ln      *net.UnixListener
+	path    string
+	closing chan struct{} // closed by stop
+	mu      sync.Mutex
+	conns   map[*ctlConn]struct{}
+	done    bool
 	// serving counts connection handlers, so that stop returns only when
 	// none can still hand out a descriptor of the closing context.
 	serving sync.WaitGroup
+	// fails limits the failed token checks of all connections together,
+	// refused logs the connections refused; both keep a flood of them
+	// from costing more than a trickle.
+	fails    failLimiter
+	refused  logLimiter
+	refusals atomic.Uint64
+	maxConns int
+}
+
+// ctlConn is one importer's connection and what it may ask for. Only its
+// serve goroutine touches rqs and jfcs.
+type ctlConn struct {
+	conn *net.UnixConn
+	pid  int32 // from SO_PEERCRED, not from anything the peer said
+	// rqs are the receive queues it imported with their token: it may
+	// reach the buffers posted to them. jfcs are their JFCs, whose
+	// overflow it may report.
+	rqs   map[uint32]struct{}
+	jfcs  map[uint32]struct{}
+	fails failLimiter
+}
+
+func newCtlConn(conn *net.UnixConn, pid int32) *ctlConn {
+	return &ctlConn{conn: conn, pid: pid, rqs: map[uint32]struct{}{}, jfcs: map[uint32]struct{}{},
+		fails: failLimiter{burst: connFailBurst, every: connFailEvery}}
 }
 
 // listen binds the context's socket. The socket is bound under a temporary
@@ -38,6 +66,10 @@ func (c *lbContext) listen() error {
 	tmp := filepath.Join(c.dir, fmt.Sprintf(".%d-%s.tmp", os.Getpid(), sockName(c.eid, c.uasid)))
 	if len(final) >= len(unix.RawSockaddrUnix{}.Path) {
 		return provider.Errorf(provider.ErrInvalid, "loopback socket path %s is too long; set %s to a shorter directory", final, EnvRuntimeDir)
+	}
+	maxConns, err := maxPeers()
+	if err != nil {
+		return err
 	}
 	os.Remove(tmp)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
@@ -54,17 +86,43 @@ func (c *lbContext) listen() error {
 		}
 		return provider.Errorf(provider.ErrFail, "loopback control socket: %v", err)
 	}
-	s := &ctlServer{c: c, ln: ln, path: final, conns: map[*net.UnixConn]int32{}}
+	s := &ctlServer{c: c, ln: ln, path: final, closing: make(chan struct{}), conns: map[*ctlConn]struct{}{},
+		fails: failLimiter{burst: contextFailBurst, every: contextFailEvery}, maxConns: maxConns}
 	c.srv = s
 	go s.accept()
 	return nil
 }
 
+// accept takes connections until the listener closes. Any other error (no
+// descriptors left, a connection aborted before it was taken) is the
+// moment's, not the listener's: it backs off and listens on.
 func (s *ctlServer) accept() {
+	var backoff time.Duration
 	for {
 		conn, err := s.ln.AcceptUnix()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+			if s.refused.allow() {
+				provider.Logf(provider.LogWarning, "loopback: accept on %s: %v; retrying in %v", s.path, err, backoff)
+			}
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-s.closing:
+				return
+			}
+		}
+		backoff = 0
+		cred, err := checkPeerUID(conn, s.c.uid, "a process connecting to "+s.path)
+		if err != nil {
+			if s.refused.allow() {
+				provider.Logf(provider.LogWarning, "loopback: refused: %v", err)
+			}
+			conn.Close()
+			continue
 		}
 		s.mu.Lock()
 		if s.done {
@@ -72,10 +130,19 @@ func (s *ctlServer) accept() {
 			conn.Close()
 			return
 		}
-		s.conns[conn] = peerPID(conn)
+		if n := len(s.conns); n >= s.maxConns {
+			s.mu.Unlock()
+			if s.refused.allow() {
+				provider.Logf(provider.LogWarning, "loopback: %s has %d connections, the limit (%s); refused pid %d", s.path, n, EnvMaxPeers, cred.Pid)
+			}
+			conn.Close()
+			continue
+		}
+		cc := newCtlConn(conn, cred.Pid)
+		s.conns[cc] = struct{}{}
 		s.serving.Add(1)
 		s.mu.Unlock()
-		go s.serve(conn)
+		go s.serve(cc)
 	}
 }
 
@@ -84,52 +151,41 @@ func (s *ctlServer) accept() {
 func (s *ctlServer) anyStopped() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, pid := range s.conns {
-		if pid > 0 && stopped(pid) {
+	for cc := range s.conns {
+		if cc.pid > 0 && stopped(cc.pid) {
 			return true
 		}
 	}
 	return false
 }
 
-// peerPID is the pid of the process at the other end of conn, 0 if
-// unknown.
-func peerPID(conn *net.UnixConn) int32 {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	var pid int32
-	_ = raw.Control(func(fd uintptr) {
-		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			pid = cred.Pid
-		}
-	})
-	return pid
-}
-
 // stop tells every importer that the context is closing, then closes the
-// socket and removes its file.
+// socket and removes its file. An importer that does not read gets no
+// goodbye after byeTimeout: nothing a peer does makes Close wait longer.
 func (s *ctlServer) stop() {
 	s.mu.Lock()
 	s.done = true
 	conns := s.conns
 	s.conns = nil
 	s.mu.Unlock()
+	close(s.closing)
 	os.Remove(s.path)
 	s.ln.Close()
-	for conn := range conns {
-		_ = writeMsg(conn, message{typ: msgBye})
-		conn.Close()
+	deadline := time.Now().Add(byeTimeout)
+	for cc := range conns {
+		_ = cc.conn.SetWriteDeadline(deadline)
+		_ = writeMsg(cc.conn, message{typ: msgBye})
+		cc.conn.Close()
 	}
 	s.serving.Wait()
 }
 
-func (s *ctlServer) serve(conn *net.UnixConn) {
+func (s *ctlServer) serve(cc *ctlConn) {
+	conn := cc.conn
 	defer func() {
 		s.mu.Lock()
-		_, mine := s.conns[conn] // false once stop took it: the context is closing
-		delete(s.conns, conn)
+		_, mine := s.conns[cc] // false once stop took it: the context is closing
+		delete(s.conns, cc)
 		s.mu.Unlock()
 		conn.Close()
 		if mine {
@@ -139,16 +195,16 @@ func (s *ctlServer) serve(conn *net.UnixConn) {
 		s.serving.Done()
 	}()
 	for {
-		req, err := readMsg(conn)
+		req, err := readMsg(conn, requestLimit, partialTimeout)
 		if err != nil {
 			return
 		}
 		req.closeFDs() // requests carry none; never keep what a peer slips in
 		if req.typ == msgNotify {
-			s.notify(req.payload)
+			s.notify(cc, req.payload)
 			continue
 		}
-		reply, fds := s.handle(req)
+		reply, fds := s.handle(cc, req)
 		err = writeMsg(conn, reply)
 		for _, fd := range fds {
 			unix.Close(fd)
@@ -161,10 +217,13 @@ func (s *ctlServer) serve(conn *net.UnixConn) {
 
 // handle answers one request. The fds it returns are duplicates taken while
 // the object was known to be alive; the caller closes them after sending.
-func (s *ctlServer) handle(req message) (message, []int) {
+func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 	c := s.c
 	reply := message{typ: req.typ}
 	fail := func(err error) (message, []int) {
+		if errors.Is(err, provider.ErrPermission) {
+			s.refuse(cc, err)
+		}
 		reply.status = provider.StatusOf(err)
 		if reply.status == provider.StatusSuccess {
 			reply.status = provider.StatusFail
@@ -189,7 +248,7 @@ func (s *ctlServer) handle(req message) (message, []int) {
 		token := w.getU32()
 		// A request cut short of its token is malformed, not one for
 		// token 0: a segment without a token policy would accept it.
-		if err != nil || w.short {
+		if err != nil || w.short || len(w.b) != 0 {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed import request"))
 		}
 		c.mu.Lock()
@@ -198,21 +257,31 @@ func (s *ctlServer) handle(req message) (message, []int) {
 		if err != nil {
 			return fail(err)
 		}
-		return s.segReply(reply, seg)
+		return s.segReply(reply, seg, seg.desc.Access)
 	case msgSegFD:
 		h, gen := w.getU32(), w.getU32()
+		if w.short || len(w.b) != 0 {
+			return fail(provider.Errorf(provider.ErrInvalid, "malformed segment request"))
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		seg := c.segByHandle(h, gen)
-		if w.short || seg == nil || seg.closed.Load() {
+		if seg == nil || seg.closed.Load() {
 			return fail(provider.Errorf(provider.ErrNotFound, "no segment with handle %d generation %d", h, gen))
 		}
-		return s.segReply(reply, seg)
+		// Only a sender into a queue the segment was posted to as a
+		// receive buffer reaches it this way: the import of that queue
+		// checked its token.
+		if !seg.receiveOfAny(cc.rqs) {
+			return fail(provider.Errorf(provider.ErrPermission, "segment %d is not a receive buffer of a queue this peer imported", h))
+		}
+		// A SEND writes the buffer, whatever the segment grants importers.
+		return s.segReply(reply, seg, provider.AccessWrite)
 	case msgImportJetty:
 		var desc provider.JettyDesc
 		err := desc.UnmarshalBinary(w.take(provider.JettyDescSize))
 		token := w.getU32()
-		if err != nil || w.short {
+		if err != nil || w.short || len(w.b) != 0 {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed import request"))
 		}
 		c.mu.Lock()
@@ -221,7 +290,12 @@ func (s *ctlServer) handle(req message) (message, []int) {
 		if err != nil {
 			return fail(err)
 		}
-		return s.jettyReply(reply, ep.rq)
+		reply, fds := s.jettyReply(reply, ep.rq)
+		if reply.status == provider.StatusSuccess {
+			cc.rqs[ep.rq.id] = struct{}{}
+			cc.jfcs[ep.rq.jfc.id] = struct{}{}
+		}
+		return reply, fds
 	case msgList:
 		b, err := json.Marshal(c.info())
 		if err != nil {
@@ -233,15 +307,39 @@ func (s *ctlServer) handle(req message) (message, []int) {
 	return fail(provider.Errorf(provider.ErrNotSupported, "control request type %d", req.typ))
 }
 
-func (s *ctlServer) segReply(reply message, seg *segment) (message, []int) {
+// remoteAccess are the rights that let an importer reach a segment.
+const remoteAccess = provider.AccessRead | provider.AccessWrite | provider.AccessAtomic
+
+// refuse logs a refused request and slows the connection that made it: a
+// peer guessing tokens gets a few answers at once, then one per
+// connFailEvery on its connection, and all connections together one per
+// contextFailEvery. It runs on the connection's own goroutine, so only
+// that connection waits.
+func (s *ctlServer) refuse(cc *ctlConn, err error) {
+	n := s.refusals.Add(1)
+	if s.refused.allow() {
+		provider.Logf(provider.LogWarning, "loopback: %s refused a request of pid %d (%d refused in all): %v", s.path, cc.pid, n, err)
+	}
+	wait := max(cc.fails.take(), s.fails.take())
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-s.closing:
+		}
+	}
+}
+
+// segReply hands out seg's memory: a memfd that is writable only when
+// rights include WRITE or ATOMIC, or, for caller memory, where it is.
+func (s *ctlServer) segReply(reply message, seg *segment, rights provider.Access) (message, []int) {
 	r := segReply{handle: seg.handle, gen: seg.ref.gen, pid: uint32(os.Getpid()), va: seg.desc.VA,
 		len: seg.desc.Len, access: seg.desc.Access}
 	if seg.m == nil {
 		r.caller = true
 	} else {
-		fd, err := dupFD(seg.m.fd)
+		fd, err := shareFD(seg.m.fd, rights&(provider.AccessWrite|provider.AccessAtomic) != 0)
 		if err != nil {
-			reply.status, reply.payload = provider.StatusNoMemory, []byte(err.Error())
+			reply.status, reply.payload = provider.StatusOf(err), []byte(err.Error())
 			return reply, nil
 		}
 		r.size = uint64(len(seg.m.mem))
@@ -265,7 +363,7 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 			for _, x := range fds {
 				unix.Close(x)
 			}
-			reply.status, reply.payload = provider.StatusNoMemory, []byte(err.Error())
+			reply.status, reply.payload = provider.StatusOf(err), []byte(err.Error())
 			return reply, nil
 		}
 		fds = append(fds, d)
@@ -280,11 +378,20 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 }
 
 // notify handles a peer's report that it dropped a record of one of our
-// JFCs: the owner raises the JFC_ERR event, as for a local overflow.
-func (s *ctlServer) notify(payload []byte) {
+// JFCs: the owner raises the JFC_ERR event, as for a local overflow. Only
+// a peer that imported a queue completing into that JFC may report, and a
+// JFC_ERR the application has not taken yet is not raised again: a peer
+// that repeats itself costs nothing.
+func (s *ctlServer) notify(cc *ctlConn, payload []byte) {
 	w := wire{b: payload}
 	id := w.getU32()
 	if w.short {
+		return
+	}
+	if _, ok := cc.jfcs[id]; !ok {
+		if s.refused.allow() {
+			provider.Logf(provider.LogWarning, "loopback: %s ignored pid %d's report on jfc %d, which it did not import", s.path, cc.pid, id)
+		}
 		return
 	}
 	s.c.mu.Lock()
@@ -297,14 +404,6 @@ func (s *ctlServer) notify(payload []byte) {
 	}
 	s.c.mu.Unlock()
 	if j != nil && !j.closed.Load() {
-		j.ctx.events.Raise(provider.EventJFCErr, &j.src, 0)
+		j.ctx.events.RaiseOnce(provider.EventJFCErr, &j.src, 0)
 	}
-}
-
-func dupFD(fd int) (int, error) {
-	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return -1, provider.Errorf(provider.ErrNoMemory, "dup: %v", err)
-	}
-	return d, nil
 }

@@ -108,7 +108,6 @@ func testRemoteNoRight(t *testing.T, e *env) {
 	fill(l.Bytes(), 1)
 	roMem, ro := e.remoteSeg(64, segment.Read)
 	rwMem, rw := e.remoteSeg(64, segment.Read|segment.Write)
-	_, private := e.remoteSeg(64, segment.LocalOnly)
 	cases := []struct {
 		name string
 		wr   jetty.WR
@@ -116,7 +115,6 @@ func testRemoteNoRight(t *testing.T, e *env) {
 	}{
 		{"write to read-only", jetty.WR{Opcode: urma.OpWrite, Local: []segment.SGE{l.SGE(0, 8)}, Remote: ro.SGE(0, 8)}, roMem},
 		{"atomic without ATOMIC", jetty.WR{Opcode: urma.OpFAdd, Operand: 1, Local: []segment.SGE{l.SGE(0, 8)}, Remote: rw.SGE(0, 8)}, rwMem},
-		{"read of LOCAL_ONLY", jetty.WR{Opcode: urma.OpRead, Local: []segment.SGE{l.SGE(0, 8)}, Remote: private.SGE(0, 8)}, nil},
 	}
 	for _, c := range cases {
 		if c.wr.Opcode.IsAtomic() && !e.attr.AtomicOps.Has(c.wr.Opcode) {

@@ -14,6 +14,38 @@ import (
 var importTests = []test{
 	{"done context imports nothing", testImportDoneContext},
 	{"done context binds nothing", testBindDoneContext},
+	{"LOCAL_ONLY is not exported", testImportLocalOnly},
+	{"read-only import", testImportReadOnly},
+}
+
+// A LOCAL_ONLY segment grants no remote access, so its owner refuses to
+// export it: the import fails with ErrPermission and the memory stays
+// out of reach, whoever asks.
+func testImportLocalOnly(t *testing.T, e *env) {
+	s := e.seg(e.b, 64, segment.LocalOnly)
+	_, err := segment.Import(e.t.Context(), e.a, s.Descriptor(), 0)
+	require.ErrorIs(t, err, urma.ErrPermission)
+	require.Contains(t, err.Error(), "LOCAL_ONLY")
+}
+
+// A READ-only import reads, and its WRITEs and atomics fail without
+// touching the owner's memory.
+func testImportReadOnly(t *testing.T, e *env) {
+	r := e.receiver(jetty.JFRConfig{})
+	mem, tg := e.remoteSeg(64, segment.Read)
+	fill(mem.Bytes(), 7)
+	l := e.seg(e.a, 64, segment.LocalOnly)
+	s := e.sender(jetty.JFSConfig{})
+	require.NoError(t, s.jfs.Post([]jetty.WR{{Opcode: urma.OpRead, Flags: jetty.Signaled, To: r.remote,
+		Local: []segment.SGE{l.SGE(0, 64)}, Remote: tg.SGE(0, 64)}}))
+	cr := e.poll(s.jfc, 1)[0]
+	require.Equal(t, urma.CRSuccess, cr.Status, "%v", cr)
+	require.Equal(t, mem.Bytes(), l.Bytes())
+	fill(l.Bytes(), 9)
+	expectStatus(t, e, s, jetty.WR{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{l.SGE(0, 64)}, Remote: tg.SGE(0, 64)}, urma.CRRemAccessAbortErr)
+	want := make([]byte, 64)
+	fill(want, 7)
+	require.Equal(t, want, mem.Bytes(), "a WRITE to a READ-only segment changed it")
 }
 
 // canceled is a context already canceled.

@@ -55,12 +55,27 @@ func (q *Queue) Init(name string) {
 
 // Raise queues an event of type t from src (nil for port and device
 // events, which no object owns). port is set for port events.
-func (q *Queue) Raise(t provider.EventType, src *Source, port int) {
+func (q *Queue) Raise(t provider.EventType, src *Source, port int) { q.raise(t, src, port, false) }
+
+// RaiseOnce is Raise, unless an event of type t from src is already
+// queued and not yet taken: a source that raises the same event again and
+// again then holds one place in the queue, not one per raise.
+func (q *Queue) RaiseOnce(t provider.EventType, src *Source, port int) { q.raise(t, src, port, true) }
+
+func (q *Queue) raise(t provider.EventType, src *Source, port int, once bool) {
 	var owner any
 	if src != nil {
 		owner = src.Owner
 	}
 	q.mu.Lock()
+	if once {
+		for i := range q.queue {
+			if p := &q.queue[i]; p.src == src && p.ev.Type == t {
+				q.mu.Unlock()
+				return
+			}
+		}
+	}
 	q.next++
 	q.queue = append(q.queue, pending{ev: provider.AsyncEvent{Type: t, Object: owner, Port: port, Handle: q.next}, src: src})
 	q.mu.Unlock()

@@ -1,0 +1,498 @@
+package loopback
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// The tests here speak the control protocol by hand, as a process of the
+// same user that does not use the SDK would: the owner's checks are all
+// that stands in its way.
+
+// openOwner opens a context in a private runtime directory.
+func openOwner(t *testing.T) *lbContext {
+	t.Helper()
+	t.Setenv(EnvRuntimeDir, filepath.Join(t.TempDir(), "rt"))
+	pc, err := theDevice.Open(0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pc.Close() })
+	return pc.(*lbContext)
+}
+
+// rawDial connects to c's socket without the SDK.
+func rawDial(t *testing.T, c *lbContext) *net.UnixConn {
+	t.Helper()
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: c.srv.path, Net: "unix"})
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// rawCall sends a request and reads its reply; the reply's fds are the
+// caller's.
+func rawCall(t *testing.T, conn *net.UnixConn, typ msgType, payload []byte) message {
+	t.Helper()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	require.NoError(t, writeMsg(conn, message{typ: typ, payload: payload}))
+	m, err := readMsg(conn, replyLimit, 0)
+	require.NoError(t, err)
+	require.Equal(t, typ, m.typ)
+	return m
+}
+
+func segFDRequest(s *segment) []byte { return (&wire{}).u32(s.handle).u32(s.ref.gen).b }
+
+func importSegRequest(s *segment, token uint32) []byte {
+	b, _ := s.desc.MarshalBinary()
+	return (&wire{b: b}).u32(token).b
+}
+
+func alloc(t *testing.T, c *lbContext, cfg provider.SegmentConfig) *segment {
+	t.Helper()
+	s, err := c.AllocSegment(4096, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s.(*segment)
+}
+
+// expectRefused checks that a reply refuses with status want and hands out
+// no descriptor.
+func expectRefused(t *testing.T, m message, want provider.Status, what string) {
+	t.Helper()
+	defer m.closeFDs()
+	require.Equal(t, want, m.status, "%s: %s", what, m.payload)
+	require.Empty(t, m.fds, "%s: a refusal carries no descriptor", what)
+}
+
+// A segment's memory goes out by handle only to a peer that imported,
+// with its token, a queue the segment is a receive buffer of: not to a
+// peer without a token, and never a LOCAL_ONLY or READ-only segment that
+// is no receive buffer.
+func TestSegmentFDNeedsAnImportedQueue(t *testing.T) {
+	c := openOwner(t)
+	const jfrToken = 0x51
+	private := alloc(t, c, provider.SegmentConfig{Access: provider.AccessLocalOnly})
+	ro := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead, TokenPolicy: provider.TokenPlainText, Token: 7})
+	buf := alloc(t, c, provider.SegmentConfig{Access: provider.AccessLocalOnly})
+	jfc, err := c.NewJFC(provider.JFCConfig{Depth: 8})
+	require.NoError(t, err)
+	defer jfc.Close()
+	jfr, err := c.NewJFR(provider.JFRConfig{Depth: 4, MaxSGE: 1, Mode: provider.RM, JFC: jfc,
+		TokenPolicy: provider.TokenPlainText, Token: jfrToken})
+	require.NoError(t, err)
+	defer jfr.Close()
+	_, err = jfr.PostRecv([]provider.RecvWR{{Local: []provider.SGE{{Seg: buf, Addr: buf.desc.VA, Len: 64}}}})
+	require.NoError(t, err)
+
+	conn := rawDial(t, c)
+	for name, s := range map[string]*segment{"LOCAL_ONLY": private, "READ-only": ro, "receive buffer": buf} {
+		expectRefused(t, rawCall(t, conn, msgSegFD, segFDRequest(s)), provider.StatusPermission, name+" without an import")
+	}
+	jd, _ := jfr.Desc().MarshalBinary()
+	expectRefused(t, rawCall(t, conn, msgImportJetty, (&wire{b: jd}).u32(jfrToken+1).b), provider.StatusPermission, "a JFR import with a wrong token")
+	expectRefused(t, rawCall(t, conn, msgSegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer after a refused import")
+
+	m := rawCall(t, conn, msgImportJetty, (&wire{b: jd}).u32(jfrToken).b)
+	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+	m.closeFDs()
+	m = rawCall(t, conn, msgSegFD, segFDRequest(buf))
+	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+	require.Len(t, m.fds, 1)
+	m.closeFDs()
+	for name, s := range map[string]*segment{"LOCAL_ONLY": private, "READ-only": ro} {
+		expectRefused(t, rawCall(t, conn, msgSegFD, segFDRequest(s)), provider.StatusPermission, name+" after a JFR import")
+	}
+	// The right is the connection's: another one has none.
+	expectRefused(t, rawCall(t, rawDial(t, c), msgSegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer on another connection")
+}
+
+// Rights are the owner's to enforce: a LOCAL_ONLY segment is not exported
+// even with its token, and a READ-only one goes out as a memfd that can
+// be mapped for reading only.
+func TestImportRightsEnforcedByOwner(t *testing.T) {
+	c := openOwner(t)
+	private := alloc(t, c, provider.SegmentConfig{Access: provider.AccessLocalOnly, TokenPolicy: provider.TokenPlainText, Token: 3})
+	ro := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead, TokenPolicy: provider.TokenPlainText, Token: 4})
+	rw := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead | provider.AccessWrite, TokenPolicy: provider.TokenPlainText, Token: 5})
+	conn := rawDial(t, c)
+
+	expectRefused(t, rawCall(t, conn, msgImportSeg, importSegRequest(private, 3)), provider.StatusPermission, "LOCAL_ONLY with its token")
+	expectRefused(t, rawCall(t, conn, msgImportSeg, importSegRequest(ro, 5)), provider.StatusPermission, "READ-only with a wrong token")
+
+	m := rawCall(t, conn, msgImportSeg, importSegRequest(ro, 4))
+	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+	require.Len(t, m.fds, 1)
+	defer m.closeFDs()
+	fl, err := unix.FcntlInt(uintptr(m.fds[0]), unix.F_GETFL, 0)
+	require.NoError(t, err)
+	require.Equal(t, unix.O_RDONLY, fl&unix.O_ACCMODE, "a READ-only grant's memfd is open for reading only")
+	_, err = unix.Mmap(m.fds[0], 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	require.ErrorIs(t, err, unix.EACCES, "a READ-only grant cannot be mapped for writing")
+	mem, err := unix.Mmap(m.fds[0], 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+	require.NoError(t, err)
+	ro.mem[0] = 0x5a
+	require.Equal(t, byte(0x5a), mem[0], "it reads the segment")
+	require.NoError(t, unix.Munmap(mem))
+
+	m2 := rawCall(t, conn, msgImportSeg, importSegRequest(rw, 5))
+	require.Equal(t, provider.StatusSuccess, m2.status, "%s", m2.payload)
+	defer m2.closeFDs()
+	fl, err = unix.FcntlInt(uintptr(m2.fds[0]), unix.F_GETFL, 0)
+	require.NoError(t, err)
+	require.Equal(t, unix.O_RDWR, fl&unix.O_ACCMODE, "a WRITE grant's memfd is writable")
+}
+
+// openAsOtherUser opens a context that takes this process's user for
+// another, at both ends of its control connections.
+func openAsOtherUser(t *testing.T) *lbContext {
+	me := ownUID()
+	ownUID = func() int { return me + 1 }
+	defer func() { ownUID = os.Geteuid }()
+	return openOwner(t)
+}
+
+// A context serves only processes of its own user, and an importer talks
+// only to a context of its own user. The check uses the uids the kernel
+// recorded for the connection; here both ends expect another uid than the
+// one they have.
+func TestPeersOfAnotherUserRefused(t *testing.T) {
+	c := openAsOtherUser(t)
+	// A listener in the place of a context that does not exist.
+	fake := provider.SegmentDesc{EID: c.eid, UASID: c.uasid + 1, VA: 0x10000, Len: 4096, Access: provider.AccessRead, TokenID: 1}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(c.dir, sockName(fake.EID, fake.UASID)), Net: "unix"})
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		if conn, err := ln.AcceptUnix(); err == nil {
+			defer conn.Close()
+			_, _ = readMsg(conn, requestLimit, 0) // never answered
+		}
+	}()
+
+	_, err = c.ImportSegment(t.Context(), fake, 0)
+	require.ErrorIs(t, err, provider.ErrPermission)
+	require.Contains(t, err.Error(), "not to this user")
+
+	conn := rawDial(t, c)
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_ = writeMsg(conn, message{typ: msgHello, payload: (&wire{}).u32(1).b})
+	_, err = readMsg(conn, replyLimit, 0)
+	require.Error(t, err, "the owner hangs up on a peer of another user without answering")
+	require.NotErrorIs(t, err, os.ErrDeadlineExceeded)
+}
+
+// The same, with a real process of another user: only root can make one.
+func TestPeersOfAnotherUserRefusedForReal(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user; TestPeersOfAnotherUserRefused checks the same with a substitute uid")
+	}
+	c := openOwner(t)
+	// Let other users reach the socket, as a careless runtime directory
+	// would.
+	require.NoError(t, os.Chmod(c.dir, 0o777))
+	for d := filepath.Dir(c.dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755)) // the test's temporary directories
+	}
+	require.NoError(t, os.Chmod(c.srv.path, 0o777))
+	// The connection's credentials are the connecting thread's effective
+	// ids at connect time; runtime.LockOSThread is not enough, since Go
+	// applies setresuid to every thread.
+	require.NoError(t, syscall.Setresuid(-1, 65534, -1))
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: c.srv.path, Net: "unix"})
+	require.NoError(t, syscall.Setresuid(-1, 0, -1))
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_ = writeMsg(conn, message{typ: msgHello, payload: (&wire{}).u32(1).b})
+	_, err = readMsg(conn, replyLimit, 0)
+	require.Error(t, err, "the owner hangs up on uid 65534")
+	require.NotErrorIs(t, err, os.ErrDeadlineExceeded)
+
+	// A listener of another user in a context's place is not believed.
+	s := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead})
+	fake := s.desc
+	fake.UASID++
+	path := filepath.Join(c.dir, sockName(fake.EID, fake.UASID))
+	require.NoError(t, syscall.Setresuid(-1, 65534, -1))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, syscall.Setresuid(-1, 0, -1))
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		if conn, err := ln.AcceptUnix(); err == nil {
+			defer conn.Close()
+			_, _ = readMsg(conn, requestLimit, 0) // never answered
+		}
+	}()
+	_, err = c.ImportSegment(t.Context(), fake, 0)
+	require.ErrorIs(t, err, provider.ErrPermission)
+	require.Contains(t, err.Error(), "belongs to uid 65534")
+}
+
+// A process out of descriptors makes accept fail for a while; the context
+// keeps listening and serves the connection once descriptors are back.
+func TestAcceptSurvivesEMFILE(t *testing.T) {
+	c := openOwner(t)
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	restore := lim
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	lim.Cur = uint64(len(ents) + 64)
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lim))
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &restore)
+	var filler []int
+	defer func() {
+		for _, fd := range filler {
+			unix.Close(fd)
+		}
+	}()
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			require.ErrorIs(t, err, unix.EMFILE)
+			break
+		}
+		filler = append(filler, fd)
+	}
+	// One descriptor for our end of the connection; none for the
+	// owner's accept.
+	unix.Close(filler[len(filler)-1])
+	filler = filler[:len(filler)-1]
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: c.srv.path, Net: "unix"})
+	require.NoError(t, err)
+	defer conn.Close()
+	time.Sleep(50 * time.Millisecond) // accept fails meanwhile
+	for _, fd := range filler {
+		unix.Close(fd)
+	}
+	filler = nil
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &restore))
+	m := rawCall(t, conn, msgList, nil)
+	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+}
+
+// Close does not wait for a peer that sends requests and never reads the
+// replies.
+func TestCloseWithPeerThatDoesNotRead(t *testing.T) {
+	t.Setenv(EnvRuntimeDir, filepath.Join(t.TempDir(), "rt"))
+	pc, err := theDevice.Open(0)
+	require.NoError(t, err)
+	c := pc.(*lbContext)
+	conn := rawDial(t, c)
+	// Fill both directions of the connection: the owner's replies back
+	// up until its writes block.
+	stuffed := make(chan struct{})
+	go func() {
+		defer close(stuffed)
+		req := message{typ: msgList}
+		for writeMsg(conn, req) == nil {
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, c.Close())
+	require.Less(t, time.Since(start), time.Second, "Close waited on a peer that does not read")
+	conn.Close()
+	<-stuffed
+}
+
+// A peer cannot make the owner hold large buffers: a request longer than
+// any legitimate one is refused at its header, and one that stops midway
+// is dropped after partialTimeout.
+func TestStalledConnectionsBounded(t *testing.T) {
+	c := openOwner(t)
+	hdr := func(size uint32) []byte {
+		b := make([]byte, msgHeader)
+		b[0] = byte(msgList)
+		b[8], b[9], b[10], b[11] = byte(size), byte(size>>8), byte(size>>16), byte(size>>24)
+		return b
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const conns = 64
+	var held []*net.UnixConn
+	for range conns {
+		conn := rawDial(t, c)
+		// Declares the largest payload, sends 512 KiB of it and stalls.
+		_, err := conn.Write(append(hdr(maxPayload), make([]byte, 512<<10)...))
+		if err == nil {
+			held = append(held, conn)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapInuse) - int64(before.HeapInuse)
+	require.Less(t, grown, int64(8<<20), "%d stalled connections grew the heap by %d bytes", conns, grown)
+	for _, conn := range held {
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+		_, err := readMsg(conn, replyLimit, 0)
+		require.Error(t, err, "an oversized request ends its connection")
+	}
+
+	// A short request cut off midway.
+	conn := rawDial(t, c)
+	_, err := conn.Write(hdr(8)[:6])
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(partialTimeout+5*time.Second)))
+	_, err = readMsg(conn, replyLimit, 0)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the owner dropped the half-sent request")
+}
+
+// NOTIFY raises JFC_ERR only for a JFC the peer imported a queue of, and
+// once until the application takes it, however many a peer sends.
+func TestNotifyFloodBounded(t *testing.T) {
+	c := openOwner(t)
+	const token = 0x99
+	cq, err := c.NewJFC(provider.JFCConfig{Depth: 8})
+	require.NoError(t, err)
+	defer cq.Close()
+	jfr, err := c.NewJFR(provider.JFRConfig{Depth: 4, MaxSGE: 1, Mode: provider.RM, JFC: cq,
+		TokenPolicy: provider.TokenPlainText, Token: token})
+	require.NoError(t, err)
+	defer jfr.Close()
+	id := cq.(*jfc).id
+	conn := rawDial(t, c)
+	flood := func(n int) {
+		for range n {
+			require.NoError(t, writeMsg(conn, message{typ: msgNotify, payload: (&wire{}).u32(id).b}))
+		}
+		// A request after the flood: its reply says the flood was read.
+		rawCall(t, conn, msgList, nil)
+	}
+	noEvent := func(why string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := c.AsyncEvent(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, why)
+	}
+
+	flood(10000)
+	noEvent("a peer that imported nothing cannot raise events")
+
+	jd, _ := jfr.Desc().MarshalBinary()
+	m := rawCall(t, conn, msgImportJetty, (&wire{b: jd}).u32(token).b)
+	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+	m.closeFDs()
+	flood(10000)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ev, err := c.AsyncEvent(ctx)
+	require.NoError(t, err)
+	require.Equal(t, provider.EventJFCErr, ev.Type)
+	require.NoError(t, c.AckAsyncEvent(ev))
+	noEvent("10000 reports raise one event")
+}
+
+// A reply may carry only the descriptors its kind has: the importer
+// closes any others, and believes a pid only from the kernel.
+func TestImporterRefusesLyingOwner(t *testing.T) {
+	c := openOwner(t)
+	fake := provider.SegmentDesc{EID: c.eid, UASID: c.uasid + 1, VA: 0x10000, Len: 4096, Access: provider.AccessRead | provider.AccessWrite, TokenID: 1}
+	path := filepath.Join(c.dir, sockName(fake.EID, fake.UASID))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	require.NoError(t, err)
+	defer ln.Close()
+	page, err := newCtlPage()
+	require.NoError(t, err)
+	defer page.release()
+	// Serves HELLO properly, then answers every import with memory of
+	// the caller kind in another process (pid 1), plus a stray fd.
+	go func() {
+		for {
+			conn, err := ln.AcceptUnix()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				for {
+					req, err := readMsg(conn, requestLimit, 0)
+					if err != nil {
+						return
+					}
+					reply := message{typ: req.typ}
+					stray, _ := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+					switch req.typ {
+					case msgHello:
+						fd, _ := dupFD(page.m.fd)
+						reply.payload = (&wire{}).u32(uint32(os.Getpid())).b
+						reply.fds = []int{fd}
+						unix.Close(stray)
+					default:
+						reply.payload = segReply{handle: 1, gen: 1, caller: true, pid: 1, va: fake.VA, len: fake.Len, access: fake.Access}.encode()
+						reply.fds = []int{stray}
+					}
+					_ = writeMsg(conn, reply)
+					for _, fd := range reply.fds {
+						unix.Close(fd)
+					}
+				}
+			}()
+		}
+	}()
+	// The first import opens the link, the second is counted.
+	_, err = c.ImportSegment(t.Context(), fake, 0)
+	require.ErrorIs(t, err, provider.ErrFail)
+	before := openFDs(t)
+	_, err = c.ImportSegment(t.Context(), fake, 0)
+	require.ErrorIs(t, err, provider.ErrFail)
+	require.Contains(t, err.Error(), "malformed segment reply")
+	require.Equal(t, before, openFDs(t), "the importer kept a descriptor the reply should not have carried")
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(ents)
+}
+
+// EnvMaxPeers bounds the connections a context serves.
+func TestMaxPeers(t *testing.T) {
+	t.Setenv(EnvMaxPeers, "2")
+	c := openOwner(t)
+	a, b := rawDial(t, c), rawDial(t, c)
+	rawCall(t, a, msgList, nil)
+	rawCall(t, b, msgList, nil)
+	third := rawDial(t, c)
+	require.NoError(t, third.SetDeadline(time.Now().Add(5*time.Second)))
+	_ = writeMsg(third, message{typ: msgList})
+	_, err := readMsg(third, replyLimit, 0)
+	require.Error(t, err, "a third connection is refused")
+
+	t.Setenv(EnvMaxPeers, "zero")
+	_, err = theDevice.Open(0)
+	require.ErrorIs(t, err, provider.ErrInvalid)
+	require.Contains(t, err.Error(), EnvMaxPeers)
+}
+
+// Wrong tokens are answered at once only up to a burst; then the
+// connection waits, one refusal per connFailEvery.
+func TestWrongTokensSlowed(t *testing.T) {
+	c := openOwner(t)
+	s := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead, TokenPolicy: provider.TokenPlainText, Token: 1})
+	conn := rawDial(t, c)
+	const extra = 4
+	start := time.Now()
+	for i := range connFailBurst + extra {
+		expectRefused(t, rawCall(t, conn, msgImportSeg, importSegRequest(s, uint32(100+i))), provider.StatusPermission, "a wrong token")
+	}
+	require.GreaterOrEqual(t, time.Since(start), (extra-1)*connFailEvery, "refusals past the burst are spaced out")
+	m := rawCall(t, conn, msgImportSeg, importSegRequest(s, 1))
+	require.Equal(t, provider.StatusSuccess, m.status, "the right token still imports")
+	m.closeFDs()
+}
