@@ -158,6 +158,7 @@ func (c *lbContext) Close() error {
 	for _, p := range peers {
 		p.close()
 	}
+	c.srv.release()
 	for pg := range pages {
 		pg.release()
 	}

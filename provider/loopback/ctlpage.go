@@ -8,14 +8,8 @@ import (
 )
 
 // segEntry is a segment's record in its context's page, a memfd that peer
-// processes map: it tells an importer in any process whether the segment is
-// still registered. The accesses of other processes that use the owner's
-// own memory (process_vm_readv/writev into caller memory) are counted apart,
-// in the page's second half (ctlPage.inflight), so that Unregister can wait
-// for them before the memory is reused: every such access writes its count
-// twice, and a count sharing a cache line with the entries would take that
-// line from every importer checking a segment on another core. Accesses of
-// the owner's process are not counted (see quiesce.go).
+// processes map read-only: it tells an importer in any process whether the
+// segment is still registered. Only the owner writes it.
 type segEntry struct {
 	state atomic.Uint32
 	gen   atomic.Uint32
@@ -32,11 +26,8 @@ const (
 // handle. The memfd is sparse, so unused entries cost no memory.
 const maxSegments = 1 << 16
 
-// The page: the entries, then the access counts, one int32 per handle.
-const (
-	ctlEntries  = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
-	ctlPageSize = ctlEntries + maxSegments*4
-)
+// ctlPageSize is the size of a context's page: one entry per handle.
+const ctlPageSize = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
 
 // ctlPage is the shared page of a context, as its owner or a peer maps it.
 // Imports by other contexts of the owner's process point into the owner's
@@ -57,8 +48,10 @@ func newCtlPage() (*ctlPage, error) {
 	return p, nil
 }
 
+// attachCtlPage maps a peer's page for reading: whatever the peer sent, this
+// process never writes it.
 func attachCtlPage(fd int) (*ctlPage, error) {
-	m, err := attachMapping(fd, ctlPageSize)
+	m, err := attachReadOnly(fd, ctlPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +70,38 @@ func (p *ctlPage) entry(h uint32) *segEntry {
 	return (*segEntry)(unsafe.Pointer(&p.m.mem[uint64(h)*uint64(unsafe.Sizeof(segEntry{}))]))
 }
 
-// inflight is the access count of handle h.
-func (p *ctlPage) inflight(h uint32) *atomic.Int32 {
-	return (*atomic.Int32)(unsafe.Pointer(&p.m.mem[ctlEntries+uint64(h)*4]))
+// countPage holds one importer's accesses in flight to the owner's caller
+// memory, one int32 per segment handle: the importer counts each access
+// that reaches the owner's address space (process_vm_*) up and down, and
+// the owner's Unregister waits for the count. Each connection has a page
+// of its own, so that what one peer writes there is its own business: a
+// count it never brings down holds up only the segments it imported, and
+// only once (see ctlServer.drain). A count sharing a cache line with the
+// entries would also take that line from every importer checking a
+// segment on another core.
+type countPage struct{ m *mapping }
+
+const countPageSize = maxSegments * 4
+
+func newCountPage() (*countPage, error) {
+	m, err := newMapping("counts", countPageSize, false)
+	if err != nil {
+		return nil, err
+	}
+	return &countPage{m: m}, nil
+}
+
+func attachCountPage(fd int) (*countPage, error) {
+	m, err := attachMapping(fd, countPageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &countPage{m: m}, nil
+}
+
+// count is the access count of handle h.
+func (p *countPage) count(h uint32) *atomic.Int32 {
+	return (*atomic.Int32)(unsafe.Pointer(&p.m.mem[uint64(h)*4]))
 }
 
 // handles allocates segment handles, reusing freed ones with a new

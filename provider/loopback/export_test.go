@@ -28,7 +28,7 @@ func SetInboxEntryHook(f func()) func() {
 func Quarantined() int {
 	quarantined.mu.Lock()
 	defer quarantined.mu.Unlock()
-	return len(quarantined.segs)
+	return len(quarantined.entries)
 }
 
 // HoldQueue takes the lock of q, a JFS of this provider, as a post in

@@ -245,6 +245,7 @@ func FuzzHandle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, typ, prefix uint8, tail []byte) {
 		payload := append(append([]byte{}, prefixes[int(prefix&0x7f)%len(prefixes)]...), tail...)
 		cc := newCtlConn(nil, 1)
+		defer cc.release()
 		cc.fails.every = 0
 		imported := prefix&0x80 != 0 // the peer imported the JFR first
 		if imported {
@@ -307,7 +308,7 @@ func FuzzHandle(f *testing.F) {
 			require.NoError(t, json.Unmarshal(reply.payload, &ci))
 		case msgHello:
 			require.Equal(t, provider.StatusSuccess, reply.status)
-			require.Len(t, fds, 1)
+			require.Len(t, fds, 2, "the context page and the connection's count page")
 		default:
 			require.Equal(t, provider.StatusNotSupported, reply.status)
 		}

@@ -94,6 +94,20 @@ func attachMemory(fd int, size uint64) (m *mapping, writable bool, err error) {
 	return &mapping{fd: -1, mem: mem}, writable, nil
 }
 
+// attachReadOnly maps size bytes of a peer's memfd for reading only.
+func attachReadOnly(fd int, size uint64) (*mapping, error) {
+	if err := checkPeerMemfd(fd, size); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	unix.Close(fd)
+	if err != nil {
+		return nil, resourceErr(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
+	}
+	return &mapping{fd: -1, mem: mem}, nil
+}
+
 func (m *mapping) close() {
 	if m == nil || m.mem == nil {
 		return

@@ -15,7 +15,8 @@ import (
 // process, which only process_vm_readv/writev reach (pid says whose).
 type memRef struct {
 	ent *segEntry
-	// inflight is the owner's count of accesses to its own memory.
+	// inflight counts this process's accesses to the owner's caller
+	// memory, in the count page of its link (nil when not counted).
 	inflight *atomic.Int32
 	gen      uint32
 	va       uint64

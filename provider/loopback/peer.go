@@ -28,7 +28,10 @@ type peerConn struct {
 	path string
 	pid  int
 	conn *net.UnixConn
-	page *ctlPage
+	page *ctlPage // the owner's segment entries, read-only
+	// counts is where this process counts its accesses to the owner's
+	// caller memory: a page the owner made for this link alone.
+	counts *countPage
 
 	// rpcTurn is held by the request in flight: one at a time, in
 	// order. A channel rather than a mutex, so that a request can stop
@@ -110,7 +113,7 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 		done: make(chan struct{}), torn: make(chan struct{}),
 		segs: map[uint32]*peerSeg{}, rqs: map[uint32]*rqView{}, jfcs: map[uint32]*jfcView{}}
 	go p.read()
-	m, err := p.rpc(ctx, msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 1)
+	m, err := p.rpc(ctx, msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 2)
 	if err != nil {
 		p.close()
 		if errors.Is(err, provider.ErrClosed) {
@@ -123,27 +126,35 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 	}
 	w := wire{b: m.payload}
 	pid := int(w.getU32())
-	if w.short || len(m.fds) != 1 || pid != p.pid {
+	if w.short || len(m.fds) != 2 || pid != p.pid {
 		m.closeFDs()
 		p.close()
 		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting (pid %d from process %d, %d fds)", path, pid, p.pid, len(m.fds))
 	}
+	counts, err := attachCountPage(m.fds[1])
+	if err != nil {
+		unix.Close(m.fds[0])
+		p.close()
+		return nil, provider.Errorf(provider.StatusOf(err), "peer at %s sent a bad count page: %v", path, err)
+	}
 	page, err := attachCtlPage(m.fds[0])
 	if err != nil {
+		counts.m.close()
 		p.close()
 		return nil, provider.Errorf(provider.StatusOf(err), "peer at %s sent a bad context page: %v", path, err)
 	}
 	// The link may already be down (the peer died right after its
 	// greeting): lost has run, or will run, its teardown under p.mu, and
-	// the page must be in it or not mapped at all.
+	// the pages must be in it or not mapped at all.
 	p.mu.Lock()
 	if p.dead.Load() {
 		p.mu.Unlock()
 		page.m.close()
+		counts.m.close()
 		p.close()
 		return nil, provider.Errorf(provider.ErrNotFound, "context at eid %v uasid %d is gone", k.eid, k.uasid)
 	}
-	p.page = page
+	p.page, p.counts = page, counts
 	p.mu.Unlock()
 	return p, nil
 }
@@ -336,6 +347,7 @@ func (p *peerConn) lost() {
 	p.segIndex.Store(nil)
 	if p.page != nil {
 		p.page.m.close()
+		p.counts.m.close()
 	}
 	p.mu.Unlock()
 	if !p.graceful.Load() && !c.closed.Load() {
@@ -414,7 +426,7 @@ func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
 		m.closeFDs()
 		return ps, nil
 	}
-	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.handle), inflight: p.page.inflight(r.handle), gen: r.gen, va: r.va, len: r.len, access: r.access,
+	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.handle), inflight: p.counts.count(r.handle), gen: r.gen, va: r.va, len: r.len, access: r.access,
 		pid: int(r.pid), peer: p}}
 	if r.caller {
 		// Caller memory cannot be mapped: reach it in the owner's address

@@ -21,7 +21,7 @@ import (
 type msgType uint8
 
 const (
-	msgHello       msgType = iota + 1 // {pid u32} -> {pid u32} + page fd
+	msgHello       msgType = iota + 1 // {pid u32} -> {pid u32} + page fd (read-only), count page fd
 	msgImportSeg                      // {desc [48], token u32} -> segReply + memfd (allocated memory)
 	msgSegFD                          // {handle u32, gen u32} -> segReply + memfd (a receive buffer)
 	msgImportJetty                    // {desc [32], token u32} -> jettyReply + ring, jfc ring, eventfd, inbox fds

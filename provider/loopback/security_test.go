@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -409,6 +410,9 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 	page, err := newCtlPage()
 	require.NoError(t, err)
 	defer page.release()
+	counts, err := newCountPage()
+	require.NoError(t, err)
+	defer counts.m.close()
 	// Serves HELLO properly, then answers every import with memory of
 	// the caller kind in another process (pid 1), plus a stray fd.
 	go func() {
@@ -425,12 +429,13 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 						return
 					}
 					reply := message{typ: req.typ}
-					stray, _ := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+					stray, _ := unix.MemfdCreate(strayName, unix.MFD_CLOEXEC)
 					switch req.typ {
 					case msgHello:
 						fd, _ := dupFD(page.m.fd)
+						cfd, _ := dupFD(counts.m.fd)
 						reply.payload = (&wire{}).u32(uint32(os.Getpid())).b
-						reply.fds = []int{fd}
+						reply.fds = []int{fd, cfd}
 						unix.Close(stray)
 					default:
 						reply.payload = segReply{handle: 1, gen: 1, caller: true, pid: 1, va: fake.VA, len: fake.Len, access: fake.Access}.encode()
@@ -444,21 +449,29 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 			}()
 		}
 	}()
-	// The first import opens the link, the second is counted.
-	_, err = c.ImportSegment(t.Context(), fake, 0)
-	require.ErrorIs(t, err, provider.ErrFail)
-	before := openFDs(t)
-	_, err = c.ImportSegment(t.Context(), fake, 0)
-	require.ErrorIs(t, err, provider.ErrFail)
-	require.Contains(t, err.Error(), "malformed segment reply")
-	require.Equal(t, before, openFDs(t), "the importer kept a descriptor the reply should not have carried")
+	for range 3 {
+		_, err = c.ImportSegment(t.Context(), fake, 0)
+		require.ErrorIs(t, err, provider.ErrFail)
+		require.Contains(t, err.Error(), "malformed segment reply")
+	}
+	require.Zero(t, openStrays(t), "the importer kept a descriptor the reply should not have carried")
 }
 
-func openFDs(t *testing.T) int {
+// strayName names the memfds a lying owner slips into its replies.
+const strayName = "urma-test-stray"
+
+// openStrays counts this process's descriptors of stray memfds.
+func openStrays(t *testing.T) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
-	return len(ents)
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(target, strayName) {
+			n++
+		}
+	}
+	return n
 }
 
 // EnvMaxPeers bounds the connections a context serves.
@@ -495,4 +508,66 @@ func TestWrongTokensSlowed(t *testing.T) {
 	m := rawCall(t, conn, msgImportSeg, importSegRequest(s, 1))
 	require.Equal(t, provider.StatusSuccess, m.status, "the right token still imports")
 	m.closeFDs()
+}
+
+// What a peer writes where it may write, its own count page, holds up only
+// the caller memory it was handed, drainTimeout once, and keeps that memory
+// only until it disconnects. The segments' entries it can only read.
+func TestPeerCountsBounded(t *testing.T) {
+	c := openOwner(t)
+	conn := rawDial(t, c)
+	hello := rawCall(t, conn, msgHello, (&wire{}).u32(1).b)
+	require.Equal(t, provider.StatusSuccess, hello.status, "%s", hello.payload)
+	require.Len(t, hello.fds, 2)
+	defer hello.closeFDs()
+	_, err := unix.Mmap(hello.fds[0], 0, int(ctlPageSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	require.ErrorIs(t, err, unix.EACCES, "a peer cannot map the segments' entries for writing")
+	counts, err := unix.Mmap(hello.fds[1], 0, countPageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	require.NoError(t, err)
+	defer unix.Munmap(counts)
+	for i := range counts { // every access count of every handle stays up
+		counts[i] = 0x7f
+	}
+
+	register := func(token uint32) *segment {
+		s, err := c.RegisterSegment(make([]byte, 4096), provider.SegmentConfig{Access: provider.AccessRead | provider.AccessWrite,
+			TokenPolicy: provider.TokenPlainText, Token: token})
+		require.NoError(t, err)
+		return s.(*segment)
+	}
+	timedClose := func(s *segment) time.Duration {
+		start := time.Now()
+		require.NoError(t, s.Close())
+		return time.Since(start)
+	}
+	base := len(quarantinedNow())
+
+	x := register(1) // never handed to the peer
+	require.Less(t, timedClose(x), drainTimeout/2, "a segment the peer does not hold waited for its count")
+	require.Len(t, quarantinedNow(), base)
+
+	y, z := register(2), register(3)
+	for _, s := range []*segment{y, z} {
+		m := rawCall(t, conn, msgImportSeg, importSegRequest(s, s.token))
+		require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+		m.closeFDs()
+	}
+	require.GreaterOrEqual(t, timedClose(y), drainTimeout, "the peer's count holds up the memory it holds")
+	require.Contains(t, quarantinedNow(), y)
+	require.Less(t, timedClose(z), drainTimeout/2, "a peer whose count stayed up is not waited for again")
+	require.Contains(t, quarantinedNow(), z)
+
+	conn.Close()
+	require.Eventually(t, func() bool { return len(quarantinedNow()) == base }, 5*time.Second, time.Millisecond,
+		"the memory a peer held leaves quarantine when it disconnects")
+}
+
+func quarantinedNow() []*segment {
+	quarantined.mu.Lock()
+	defer quarantined.mu.Unlock()
+	var segs []*segment
+	for s := range quarantined.entries {
+		segs = append(segs, s)
+	}
+	return segs
 }

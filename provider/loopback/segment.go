@@ -2,7 +2,6 @@ package loopback
 
 import (
 	"context"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/objtab"
-	"github.com/urma-go/sdk/spin"
 )
 
 // segment is registered memory. Accesses from any goroutine or process take
@@ -139,7 +137,7 @@ func (c *lbContext) addSegment(mem []byte, m *mapping, cfg provider.SegmentConfi
 	ent.state.Store(segLive)
 	// Accesses from this process are not counted: destroy waits them out
 	// through the queue locks (see quiesce.go).
-	s.ref = memRef{ent: ent, inflight: c.page.inflight(h), gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem}
+	s.ref = memRef{ent: ent, gen: gen, va: s.desc.VA, len: s.desc.Len, access: cfg.Access, mem: mem}
 	var old []*segment
 	if p := c.segs.Load(); p != nil {
 		old = *p
@@ -202,17 +200,15 @@ func (s *segment) destroy() {
 	if s.closed.Swap(true) {
 		return
 	}
-	ent, inflight := s.ref.ent, s.ref.inflight
-	ent.state.Store(segDead)
+	s.ref.ent.state.Store(segDead)
 	quiesceProcess()
-	deadline := time.Now().Add(drainTimeout)
-	var wait spin.Wait // the accessor may be a process on this core
-	for inflight.Load() > 0 && time.Now().Before(deadline) {
-		wait.Idle()
-		runtime.Gosched()
-	}
-	drained := inflight.Load() <= 0
 	c := s.ctx
+	var stuck []*ctlConn
+	if s.m == nil && c.srv != nil {
+		// Only caller memory is reached in this process's address space
+		// by others, and counted.
+		stuck = c.srv.drain(s)
+	}
 	c.mu.Lock()
 	if ti := c.tokens[s.desc.TokenID]; ti != nil {
 		for i, x := range ti.segs {
@@ -230,32 +226,69 @@ func (s *segment) destroy() {
 		tab[s.handle] = nil
 		c.segs.Store(&tab)
 	}
-	if drained {
-		inflight.Store(0)
+	if len(stuck) == 0 {
 		c.hnd.put(s.handle)
 	}
 	c.mu.Unlock()
-	if !drained {
-		quarantine(s)
+	if len(stuck) > 0 {
+		quarantine(s, stuck)
 		return
 	}
 	s.m.close()
 }
 
-// quarantined holds segments whose memory a peer process may still be
-// accessing (it stopped or died inside an access): their memory is never
-// unmapped or released to the garbage collector, and their handle is never
-// reused, so a late access cannot land in memory that has a new owner.
+// quarantined holds caller memory that a peer process may still be
+// accessing (it stopped inside an access, or left its count up): the
+// memory stays referenced, so the garbage collector does not reuse it, and
+// its handle is not reused, so a late access cannot land in memory that has
+// a new owner. An entry goes when every connection it waits for has ended:
+// their peers can no longer reach the memory through this context.
 var quarantined struct {
-	mu   sync.Mutex
-	segs []*segment
+	mu      sync.Mutex
+	entries map[*segment]map[*ctlConn]struct{}
 }
 
-func quarantine(s *segment) {
-	provider.Logf(provider.LogWarning, "loopback: segment %v still accessed by a peer after %v; its memory is kept", s.desc, drainTimeout)
+func quarantine(s *segment, conns []*ctlConn) {
+	pids := make([]int32, len(conns))
+	waiting := map[*ctlConn]struct{}{}
+	for i, cc := range conns {
+		pids[i] = cc.pid
+		waiting[cc] = struct{}{}
+	}
+	provider.Logf(provider.LogWarning, "loopback: segment %v still accessed by peer process %v after %v; its memory is kept until they disconnect", s.desc, pids, drainTimeout)
 	quarantined.mu.Lock()
-	quarantined.segs = append(quarantined.segs, s)
+	if quarantined.entries == nil {
+		quarantined.entries = map[*segment]map[*ctlConn]struct{}{}
+	}
+	quarantined.entries[s] = waiting
 	quarantined.mu.Unlock()
+}
+
+// unquarantine lets go of the memory that waited for cc alone, now that
+// its connection has ended.
+func unquarantine(cc *ctlConn) {
+	var freed []*segment
+	quarantined.mu.Lock()
+	for s, waiting := range quarantined.entries {
+		if _, ok := waiting[cc]; !ok {
+			continue
+		}
+		delete(waiting, cc)
+		if len(waiting) == 0 {
+			delete(quarantined.entries, s)
+			freed = append(freed, s)
+		}
+	}
+	quarantined.mu.Unlock()
+	for _, s := range freed {
+		provider.Logf(provider.LogInfo, "loopback: segment %v leaves quarantine: the peers that held it are gone", s.desc)
+		c := s.ctx
+		c.mu.Lock()
+		if !c.closed.Load() {
+			c.hnd.put(s.handle)
+		}
+		c.mu.Unlock()
+	}
 }
 
 // target is an imported segment: a memRef to the owner's memory, mapped into

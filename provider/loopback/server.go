@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/spin"
 )
 
 // ctlServer answers the control requests of importing processes on the
@@ -27,6 +31,9 @@ type ctlServer struct {
 	mu      sync.Mutex
 	conns   map[*ctlConn]struct{}
 	done    bool
+	// retired are the connections that ended while the context closed:
+	// their count pages are read until its segments are gone (release).
+	retired []*ctlConn
 	// serving counts connection handlers, so that stop returns only when
 	// none can still hand out a descriptor of the closing context.
 	serving sync.WaitGroup
@@ -50,6 +57,71 @@ type ctlConn struct {
 	rqs   map[uint32]struct{}
 	jfcs  map[uint32]struct{}
 	fails failLimiter
+
+	mu sync.Mutex
+	// counts is the page where the peer counts its accesses to caller
+	// memory, made at its HELLO; caller are the caller-memory segments
+	// handed to it (handle to generation), the only counts read.
+	counts *countPage
+	caller map[uint32]uint32
+	// stuck counts the segments quarantined because this peer's count
+	// stayed up; it is not waited for again.
+	stuck atomic.Int32
+}
+
+// maxStuck is how many segments one peer may hold in quarantine: past it,
+// its connection is dropped, which lets them all go.
+const maxStuck = 16
+
+// release unmaps the connection's count page; its quarantined segments go.
+func (cc *ctlConn) release() {
+	cc.mu.Lock()
+	counts := cc.counts
+	cc.counts, cc.caller = nil, nil
+	cc.mu.Unlock()
+	unquarantine(cc)
+	if counts != nil {
+		counts.m.close()
+	}
+}
+
+// countPage is the connection's count page, made at its first HELLO.
+func (cc *ctlConn) countPage() (*countPage, error) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.counts == nil {
+		p, err := newCountPage()
+		if err != nil {
+			return nil, err
+		}
+		cc.counts = p
+	}
+	return cc.counts, nil
+}
+
+// grantCaller records that the peer got caller memory h of generation gen.
+func (cc *ctlConn) grantCaller(h, gen uint32) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.caller == nil {
+		cc.caller = map[uint32]uint32{}
+	}
+	cc.caller[h] = gen
+}
+
+// count is the peer's count of accesses to h of generation gen, if it
+// holds that memory; forget drops the grant.
+func (cc *ctlConn) count(h, gen uint32, forget bool) (*atomic.Int32, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	g, ok := cc.caller[h]
+	if !ok || g != gen || cc.counts == nil {
+		return nil, false
+	}
+	if forget {
+		delete(cc.caller, h)
+	}
+	return cc.counts.count(h), true
 }
 
 func newCtlConn(conn *net.UnixConn, pid int32) *ctlConn {
@@ -180,14 +252,83 @@ func (s *ctlServer) stop() {
 	s.serving.Wait()
 }
 
+// release lets go of the connections that ended while the context closed,
+// once its segments are gone.
+func (s *ctlServer) release() {
+	s.mu.Lock()
+	retired := s.retired
+	s.retired = nil
+	s.mu.Unlock()
+	for _, cc := range retired {
+		cc.release()
+	}
+}
+
+// drain waits, up to drainTimeout, until no peer that was handed seg (caller
+// memory) counts an access to it, and returns the connections whose count
+// stayed up. A connection that left a count up before is not waited for
+// again, and one that did so maxStuck times is dropped: what a peer writes
+// in its count page delays the owner by drainTimeout once, and keeps
+// memory only until it disconnects.
+func (s *ctlServer) drain(seg *segment) []*ctlConn {
+	h, gen := seg.handle, seg.ref.gen
+	s.mu.Lock()
+	all := append(slices.Collect(maps.Keys(s.conns)), s.retired...)
+	s.mu.Unlock()
+	var stuck, waiting []*ctlConn
+	var counts []*atomic.Int32
+	for _, cc := range all {
+		n, ok := cc.count(h, gen, true)
+		switch {
+		case !ok:
+		case cc.stuck.Load() > 0 && n.Load() > 0:
+			stuck = append(stuck, cc)
+		default:
+			waiting = append(waiting, cc)
+			counts = append(counts, n)
+		}
+	}
+	deadline := time.Now().Add(drainTimeout)
+	var w spin.Wait // the accessor may be a process on this core
+	for {
+		busy := 0
+		for i := range waiting {
+			if counts[i].Load() > 0 {
+				waiting[busy], counts[busy] = waiting[i], counts[i]
+				busy++
+			}
+		}
+		waiting, counts = waiting[:busy], counts[:busy]
+		if busy == 0 || !time.Now().Before(deadline) {
+			break
+		}
+		w.Idle()
+		runtime.Gosched()
+	}
+	stuck = append(stuck, waiting...)
+	for _, cc := range stuck {
+		if cc.stuck.Add(1) == maxStuck+1 {
+			provider.Logf(provider.LogWarning, "loopback: %s drops pid %d: it holds %d segments in quarantine", s.path, cc.pid, maxStuck)
+			cc.conn.Close()
+		}
+	}
+	return stuck
+}
+
 func (s *ctlServer) serve(cc *ctlConn) {
 	conn := cc.conn
 	defer func() {
 		s.mu.Lock()
 		_, mine := s.conns[cc] // false once stop took it: the context is closing
 		delete(s.conns, cc)
+		if !mine {
+			s.retired = append(s.retired, cc)
+		}
 		s.mu.Unlock()
 		conn.Close()
+		if mine {
+			cc.release()
+		}
 		if mine {
 			// The importer may have died midway through one of our rings.
 			s.c.scheduleRepair()
@@ -235,12 +376,21 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 	w := wire{b: req.payload}
 	switch req.typ {
 	case msgHello:
-		fd, err := dupFD(c.page.m.fd)
+		counts, err := cc.countPage()
 		if err != nil {
 			return fail(err)
 		}
+		page, err := shareFD(c.page.m.fd, false)
+		if err != nil {
+			return fail(err)
+		}
+		fd, err := dupFD(counts.m.fd)
+		if err != nil {
+			unix.Close(page)
+			return fail(err)
+		}
 		reply.payload = (&wire{}).u32(uint32(os.Getpid())).b
-		reply.fds = []int{fd}
+		reply.fds = []int{page, fd}
 		return reply, reply.fds
 	case msgImportSeg:
 		var desc provider.SegmentDesc
@@ -257,7 +407,7 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 		if err != nil {
 			return fail(err)
 		}
-		return s.segReply(reply, seg, seg.desc.Access)
+		return s.segReply(cc, reply, seg, seg.desc.Access)
 	case msgSegFD:
 		h, gen := w.getU32(), w.getU32()
 		if w.short || len(w.b) != 0 {
@@ -276,7 +426,7 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 			return fail(provider.Errorf(provider.ErrPermission, "segment %d is not a receive buffer of a queue this peer imported", h))
 		}
 		// A SEND writes the buffer, whatever the segment grants importers.
-		return s.segReply(reply, seg, provider.AccessWrite)
+		return s.segReply(cc, reply, seg, provider.AccessWrite)
 	case msgImportJetty:
 		var desc provider.JettyDesc
 		err := desc.UnmarshalBinary(w.take(provider.JettyDescSize))
@@ -331,11 +481,12 @@ func (s *ctlServer) refuse(cc *ctlConn, err error) {
 
 // segReply hands out seg's memory: a memfd that is writable only when
 // rights include WRITE or ATOMIC, or, for caller memory, where it is.
-func (s *ctlServer) segReply(reply message, seg *segment, rights provider.Access) (message, []int) {
+func (s *ctlServer) segReply(cc *ctlConn, reply message, seg *segment, rights provider.Access) (message, []int) {
 	r := segReply{handle: seg.handle, gen: seg.ref.gen, pid: uint32(os.Getpid()), va: seg.desc.VA,
 		len: seg.desc.Len, access: seg.desc.Access}
 	if seg.m == nil {
 		r.caller = true
+		cc.grantCaller(seg.handle, seg.ref.gen)
 	} else {
 		fd, err := shareFD(seg.m.fd, rights&(provider.AccessWrite|provider.AccessAtomic) != 0)
 		if err != nil {
