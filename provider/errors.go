@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 )
 
@@ -114,7 +115,16 @@ type detailError struct {
 	err error
 }
 
-func (e *detailError) Error() string { return e.msg + ": " + e.err.Error() }
+// Error is "detail: sentinel text", or the detail alone when it already
+// ends with the sentinel's text (a wrapped system error often does:
+// "mkdir /x: permission denied" needs no second "permission denied").
+func (e *detailError) Error() string {
+	text := e.err.Error()
+	if e.msg == text || strings.HasSuffix(e.msg, ": "+text) {
+		return e.msg
+	}
+	return e.msg + ": " + text
+}
 func (e *detailError) Unwrap() error { return e.err }
 
 // StatusOf returns the URMA status an error carries: StatusSuccess for nil,

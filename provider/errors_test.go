@@ -122,3 +122,15 @@ func TestWRDataLen(t *testing.T) {
 	w.Flags = provider.FlagInline
 	assert.Equal(t, uint64(10), w.DataLen())
 }
+
+// A detail that already ends with the sentinel's text, as a wrapped
+// system error's does, is not followed by that text again.
+func TestErrorfSaysTheStatusOnce(t *testing.T) {
+	err := provider.Errorf(provider.ErrPermission, "runtime directory /x: mkdir /x: %v", syscall.EACCES)
+	require.Equal(t, "runtime directory /x: mkdir /x: permission denied", err.Error())
+	require.ErrorIs(t, err, provider.ErrPermission)
+	err = provider.Errorf(provider.ErrTimeout, "no answer in 5s")
+	require.Equal(t, "no answer in 5s: timed out", err.Error())
+	err = provider.Errorf(provider.ErrFail, "connection reset by peer")
+	require.Equal(t, "connection reset by peer: failed", err.Error(), "only the sentinel's own text counts")
+}

@@ -170,7 +170,7 @@ func dialErr(err error, path string, k fabricKey) error {
 	case errors.Is(err, unix.EAGAIN):
 		return provider.Errorf(provider.ErrBusy, "the context at eid %v uasid %d takes no more connections now (its listen backlog is full); try again", k.eid, k.uasid)
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
-		return provider.Errorf(provider.ErrPermission, "cannot connect to %s: %v", path, err)
+		return provider.Errorf(provider.ErrPermission, "cannot connect to %s: this user may not use the socket or its directory", path)
 	case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
 		return resourceErr("connect to "+path, err)
 	}
