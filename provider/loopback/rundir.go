@@ -1,7 +1,9 @@
 package loopback
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,13 +21,15 @@ const EnvRuntimeDir = "URMA_LOOPBACK_DIR"
 
 // RuntimeDir returns the runtime directory this process uses: $URMA_LOOPBACK_DIR
 // if set, else $XDG_RUNTIME_DIR/urma-loopback, else /dev/shm/urma-loopback-UID.
-// It is created with mode 0700 on first use and refused if another user owns
-// it or can enter it.
+// Open creates it with mode 0700 on first use, and refuses it if it is
+// relative, not a directory, owned by another user or open to others.
+// $XDG_RUNTIME_DIR itself is never created: it belongs to the login
+// session, and a missing one is an error rather than a fresh directory.
 func RuntimeDir() string {
 	if d := os.Getenv(EnvRuntimeDir); d != "" {
 		return d
 	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+	if d := os.Getenv(envXDGRuntimeDir); d != "" {
 		return filepath.Join(d, "urma-loopback")
 	}
 	base := "/dev/shm"
@@ -35,14 +39,66 @@ func RuntimeDir() string {
 	return filepath.Join(base, fmt.Sprintf("urma-loopback-%d", os.Geteuid()))
 }
 
-// ensureDir creates dir if needed and checks that only this user can use it:
-// a directory that is a symlink, belongs to someone else or is open to group
-// or others could let a stranger read segment descriptors or stand in for
-// a context.
+// envXDGRuntimeDir is the login session's private directory (XDG Base
+// Directory specification), which the session manager creates and removes.
+const envXDGRuntimeDir = "XDG_RUNTIME_DIR"
+
+// ensureDir creates dir if needed and checks that only this user can use it
+// (see checkDir), then sweeps what dead contexts left in it.
 func ensureDir(dir string) error {
+	if err := checkAbs(dir); err != nil {
+		return err
+	}
+	if err := makeDir(dir); err != nil {
+		return err
+	}
+	if err := checkDir(dir); err != nil {
+		return err
+	}
+	sweep(dir)
+	return nil
+}
+
+// checkAbs refuses a relative runtime directory: every process would
+// resolve it against its own working directory, so processes meant to
+// reach each other would each use a directory of their own, and a context
+// would listen wherever its process happened to start.
+func checkAbs(dir string) error {
+	if !filepath.IsAbs(dir) {
+		return provider.Errorf(provider.ErrInvalid, "loopback runtime directory %q is relative; it must be absolute (set %s to an absolute path)", dir, EnvRuntimeDir)
+	}
+	return nil
+}
+
+// makeDir creates dir with mode 0700, and its missing parents too unless
+// the parent is $XDG_RUNTIME_DIR: that directory belongs to the login
+// session, which creates it (mode 0700, owned by the user) and removes it
+// at logout, so a missing one means the variable is stale, and a
+// directory made in its place would have neither its owner nor its
+// lifetime.
+func makeDir(dir string) error {
+	if xdg := os.Getenv(envXDGRuntimeDir); xdg != "" && filepath.Dir(dir) == filepath.Clean(xdg) {
+		err := os.Mkdir(dir, 0o700)
+		switch {
+		case err == nil || errors.Is(err, fs.ErrExist):
+			return nil
+		case errors.Is(err, fs.ErrNotExist):
+			return provider.Errorf(provider.ErrNotFound, "loopback runtime directory %s: %s=%s does not exist (a stale variable of an ended login session?); unset it or set %s",
+				dir, envXDGRuntimeDir, xdg, EnvRuntimeDir)
+		}
+		return provider.Errorf(provider.ErrPermission, "loopback runtime directory %s: %v (set %s to another directory)", dir, err, EnvRuntimeDir)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return provider.Errorf(provider.ErrPermission, "loopback runtime directory %s: %v (set %s to another directory)", dir, err, EnvRuntimeDir)
 	}
+	return nil
+}
+
+// checkDir checks that only this user can use the existing directory dir:
+// one that is a symlink, belongs to someone else or is open to group or
+// others could let a stranger read segment descriptors or stand in for a
+// context.
+func checkDir(dir string) error {
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
 		return provider.Errorf(provider.ErrPermission, "loopback runtime directory %s: %v", dir, err)
@@ -55,7 +111,6 @@ func ensureDir(dir string) error {
 	case st.Mode&0o077 != 0:
 		return provider.Errorf(provider.ErrPermission, "loopback runtime directory %s has mode %#o; it must be 0700 so that other users cannot reach its contexts", dir, st.Mode&0o777)
 	}
-	sweep(dir)
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/urma-go/sdk/provider"
 )
 
 // bindAs binds a unix socket as a context does (".PID-name.tmp", linked as
@@ -49,4 +51,41 @@ func TestSweepProbesOnlyTheDead(t *testing.T) {
 	// A probe's connect completes into the backlog before sweep returns.
 	_, _, err = unix.Accept(liveFD)
 	require.ErrorIs(t, err, unix.EAGAIN, "the live socket was probed")
+}
+
+// A relative runtime directory is refused before anything is created:
+// each process would resolve it against its own working directory.
+func TestRuntimeDirRelativeRefused(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv(EnvRuntimeDir, filepath.Join("relative", "rt"))
+	err := ensureDir(RuntimeDir())
+	require.ErrorIs(t, err, provider.ErrInvalid)
+	require.ErrorContains(t, err, `loopback runtime directory "relative/rt" is relative; it must be absolute`)
+	_, err = os.Stat("relative")
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing was created under the working directory")
+}
+
+// The directory is made inside an existing $XDG_RUNTIME_DIR, but a
+// missing $XDG_RUNTIME_DIR is an error that names it, and is not created:
+// it belongs to the login session.
+func TestRuntimeDirXDGNotCreated(t *testing.T) {
+	t.Setenv(EnvRuntimeDir, "")
+	base := t.TempDir()
+	xdg := filepath.Join(base, "run-user")
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	require.Equal(t, filepath.Join(xdg, "urma-loopback"), RuntimeDir())
+
+	err := ensureDir(RuntimeDir())
+	require.ErrorIs(t, err, provider.ErrNotFound)
+	require.ErrorContains(t, err, "XDG_RUNTIME_DIR="+xdg+" does not exist")
+	require.ErrorContains(t, err, EnvRuntimeDir)
+	_, err = os.Stat(xdg)
+	require.ErrorIs(t, err, os.ErrNotExist, "XDG_RUNTIME_DIR was not created")
+
+	require.NoError(t, os.Mkdir(xdg, 0o700))
+	require.NoError(t, ensureDir(RuntimeDir()))
+	fi, err := os.Lstat(RuntimeDir())
+	require.NoError(t, err)
+	require.True(t, fi.IsDir())
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 }
