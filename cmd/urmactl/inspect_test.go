@@ -90,13 +90,23 @@ func TestBinaryInspect(t *testing.T) {
 	})
 
 	t.Run("empty dir", func(t *testing.T) {
-		empty := t.TempDir()
+		empty := filepath.Join(t.TempDir(), "empty")
+		require.NoError(t, os.Mkdir(empty, 0o700))
 		out, errOut, code := run(t, bin, "segment", "ls", "--dir", empty)
 		require.Equal(t, 0, code, errOut)
 		assert.Equal(t, "EID  UASID  VA  LEN  ACCESS  TOKEN  MEMORY  PID\n", out)
 		out, _, code = run(t, bin, "jetty", "ls", "--dir", empty, "-o", "json")
 		require.Equal(t, 0, code)
 		assert.Equal(t, "[]\n", out)
+	})
+
+	t.Run("open dir", func(t *testing.T) {
+		// t.TempDir is 0755: urma.Open would refuse it, and so does ls.
+		open := t.TempDir()
+		out, errOut, code := run(t, bin, "segment", "ls", "--dir", open)
+		assert.Equal(t, 1, code)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "urmactl: loopback runtime directory "+open+" has mode 0755; it must be 0700")
 	})
 
 	t.Run("missing dir", func(t *testing.T) {

@@ -2,6 +2,8 @@ package loopback
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -102,15 +104,25 @@ func (c *lbContext) info() ContextInfo {
 // Inspect lists the loopback contexts live on this host whose sockets are
 // in dir ("" means RuntimeDir()), asking each over its control socket. A
 // context that does not answer within timeout is listed with Error set.
+// A missing dir holds no contexts; an existing one must pass the checks
+// that Open applies (absolute, a real directory, this user's, mode 0700),
+// since whoever can write into it could plant a socket whose answers
+// would be listed as this user's contexts.
 func Inspect(dir string, timeout time.Duration) ([]ContextInfo, error) {
 	if dir == "" {
 		dir = RuntimeDir()
 	}
+	if err := checkAbs(dir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
 		return nil, provider.Errorf(provider.ErrPermission, "read loopback runtime directory: %v", err)
 	}
 	var out []ContextInfo

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,10 @@ type InspectOptions struct {
 	// Dir is the loopback runtime directory; "" means loopback.RuntimeDir(),
 	// which honours $URMA_LOOPBACK_DIR. Unlike the default directory, which
 	// does not exist until a context is opened, an explicit Dir must exist,
-	// so that a mistyped path is not mistaken for an idle host.
+	// so that a mistyped path is not mistaken for an idle host. A relative
+	// Dir is taken from the working directory, as any path argument is.
+	// Either is refused unless it passes the checks urma.Open applies
+	// (see loopback.Inspect).
 	Dir string
 	// Timeout bounds the wait for each context; zero means DefaultInspectTimeout.
 	Timeout time.Duration
@@ -44,6 +48,11 @@ func inspect(opts InspectOptions) ([]loopback.ContextInfo, error) {
 		timeout = DefaultInspectTimeout
 	}
 	if opts.Dir != "" {
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("loopback runtime directory: %w", err)
+		}
+		opts.Dir = abs
 		fi, err := os.Stat(opts.Dir)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -28,6 +29,16 @@ func openLoopback(t *testing.T) (*urma.Context, string) {
 	require.NoError(t, err)
 	t.Cleanup(func() { ctx.Close() })
 	return ctx, dir
+}
+
+// privateDir returns an empty directory of the test that passes the
+// checks urma.Open applies to a runtime directory: t.TempDir itself is
+// 0755, which the listings refuse as the provider does.
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "private")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	return dir
 }
 
 // fixture is a context holding one object of each kind segment ls and

@@ -122,7 +122,7 @@ func TestJettyList(t *testing.T) {
 
 // An empty runtime directory lists nothing: the header, or [].
 func TestListEmpty(t *testing.T) {
-	dir := t.TempDir()
+	dir := privateDir(t)
 	for _, tc := range []struct {
 		list func(*bytes.Buffer, string) error
 		want string
@@ -150,9 +150,14 @@ func TestListEmpty(t *testing.T) {
 }
 
 func TestListBadInput(t *testing.T) {
-	dir := t.TempDir()
+	dir := privateDir(t)
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	open := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(open, 0o700))
+	require.NoError(t, os.Chmod(open, 0o755))
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
 	for _, tc := range []struct {
 		opts cli.InspectOptions
 		out  string
@@ -160,6 +165,10 @@ func TestListBadInput(t *testing.T) {
 	}{
 		{cli.InspectOptions{Dir: filepath.Join(dir, "missing")}, "", "loopback runtime directory " + dir + "/missing does not exist"},
 		{cli.InspectOptions{Dir: file}, "", "is not a directory"},
+		// What urma.Open refuses to use, the listings refuse to read:
+		// a directory others can enter, a symlink.
+		{cli.InspectOptions{Dir: open}, "", "loopback runtime directory " + open + " has mode 0755; it must be 0700"},
+		{cli.InspectOptions{Dir: link}, "", "loopback runtime directory " + link + " is not a directory (a symlink?)"},
 		{cli.InspectOptions{Dir: dir, Timeout: -time.Second}, "", "invalid timeout -1s"},
 		{cli.InspectOptions{Dir: dir}, "yaml", `invalid output format "yaml"`},
 	} {
@@ -170,6 +179,21 @@ func TestListBadInput(t *testing.T) {
 		err = cli.JettyList(&b, cli.JettyListOptions{InspectOptions: tc.opts, Output: tc.out})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.want)
+		assert.Empty(t, b.String())
+	}
+
+	// The default directory, from $URMA_LOOPBACK_DIR, is checked too, and
+	// a relative one is refused as urma.Open refuses it.
+	for env, want := range map[string]string{
+		open:               "has mode 0755",
+		link:               "is not a directory",
+		"relative/runtime": `loopback runtime directory "relative/runtime" is relative; it must be absolute`,
+	} {
+		t.Setenv(loopback.EnvRuntimeDir, env)
+		var b bytes.Buffer
+		err := cli.SegmentList(&b, cli.SegmentListOptions{})
+		require.Error(t, err, env)
+		assert.Contains(t, err.Error(), want)
 		assert.Empty(t, b.String())
 	}
 }
@@ -199,7 +223,7 @@ func TestListSilentContext(t *testing.T) {
 // A socket left by a dead process is not a context: it is neither listed
 // nor warned about.
 func TestListStaleSocket(t *testing.T) {
-	dir := t.TempDir()
+	dir := privateDir(t)
 	stale := filepath.Join(dir, "dead.sock")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
 	require.NoError(t, err)
