@@ -11,13 +11,15 @@ import (
 	"os"
 
 	"github.com/urma-go/sdk/cmd/urmactl/internal/cli"
+	"github.com/urma-go/sdk/internal/termsafe"
 	_ "github.com/urma-go/sdk/provider/ib"
 	_ "github.com/urma-go/sdk/provider/loopback"
 )
 
 func main() {
 	if err := cli.New().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "urmactl:", err)
+		// An error can quote what a peer sent; its lines are kept.
+		fmt.Fprintln(os.Stderr, "urmactl:", termsafe.Lines(err.Error()))
 		os.Exit(1)
 	}
 }

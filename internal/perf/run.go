@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/urma-go/sdk/internal/termsafe"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -63,7 +64,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		return nil, orCtx(ctx, err)
 	}
 	if wel.Err != "" {
-		return nil, fmt.Errorf("perf server: %s", wel.Err)
+		return nil, serverSaid(wel.Err)
 	}
 	if err := e.connect(wel.endpointInfo); err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		return err
 	}
 	if ack.Err != "" {
-		return fmt.Errorf("perf server: %s", ack.Err)
+		return serverSaid(ack.Err)
 	}
 	total := cfg.Iters
 	if cfg.Duration > 0 {
@@ -187,7 +188,7 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 	case a.err != nil:
 		return a.err
 	case a.p.Err != "":
-		return fmt.Errorf("perf server: %s", a.p.Err)
+		return serverSaid(a.p.Err)
 	case err != nil:
 		return ctx.Err()
 	}
@@ -359,6 +360,12 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 		return fmt.Errorf("client sent %+v, want done", done)
 	}
 	return ch.send(phase{Done: true, Received: n})
+}
+
+// serverSaid is the error the server reported: its text is the server's,
+// printed with what a terminal would act on escaped.
+func serverSaid(msg string) error {
+	return fmt.Errorf("perf server: %s", termsafe.String(msg))
 }
 
 func logf(w io.Writer, format string, args ...any) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urma-go/sdk/internal/termsafe"
 	"github.com/urma-go/sdk/provider/loopback"
 )
 
@@ -75,7 +76,7 @@ func inspect(opts InspectOptions) ([]loopback.ContextInfo, error) {
 	live := all[:0]
 	for _, ci := range all {
 		if ci.Error != "" {
-			fmt.Fprintf(warn, "urmactl: warning: a loopback context did not answer: %s\n", ci.Error)
+			fmt.Fprintf(warn, "urmactl: warning: a loopback context did not answer: %s\n", safe(ci.Error))
 			continue
 		}
 		live = append(live, ci)
@@ -85,14 +86,22 @@ func inspect(opts InspectOptions) ([]loopback.ContextInfo, error) {
 
 // processName returns the command name of pid for wide listings, or "-"
 // where /proc is missing or the process is gone: the name only helps a
-// person tell processes apart, so it is never worth failing for.
+// person tell processes apart, so it is never worth failing for. A process
+// names itself (prctl), so the name is printed through safe too.
 func processName(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	if err != nil {
 		return "-"
 	}
 	if s := strings.TrimSpace(string(b)); s != "" {
-		return s
+		return safe(s)
 	}
 	return "-"
 }
+
+// safe is how every string that another process supplied (a context's
+// LIST reply, a perf server's error, a process name) or that a provider
+// read from the system (device names) is printed in text and tables:
+// with the characters a terminal would act on, or that would forge rows
+// and columns, escaped. JSON output escapes them in writeJSON.
+func safe(s string) string { return termsafe.String(s) }

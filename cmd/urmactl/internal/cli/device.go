@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/urma-go/sdk/internal/termsafe"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -207,9 +208,10 @@ func FormatDeviceList(w io.Writer, devs []DeviceInfo, output string) error {
 		fmt.Fprintln(tw, "NAME\tPROVIDER\tTRANSPORT\tEIDS\tPORTS\tSTATE")
 	}
 	for _, d := range devs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s", d.Name, d.Provider, d.Transport, len(d.EIDs), len(d.Ports), portsState(d.Ports))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s", safe(d.Name), safe(d.Provider), safe(d.Transport.String()),
+			len(d.EIDs), len(d.Ports), safe(portsState(d.Ports)))
 		if output == OutputWide {
-			fmt.Fprintf(tw, "\t%d\t%s\t%s", d.MaxMsgSize, joinOr(d.AtomicOps, ","), joinOr(d.Modes, ","))
+			fmt.Fprintf(tw, "\t%d\t%s\t%s", d.MaxMsgSize, safe(joinOr(d.AtomicOps, ",")), safe(joinOr(d.Modes, ",")))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -244,7 +246,7 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		{"solicited_in_cr", d.SolicitedInCR}, {"views", d.Views}, {"sig_offload", d.SigOffload},
 	}
 	for _, e := range kv {
-		fmt.Fprintf(tw, "%s:\t%v\n", e.k, e.v)
+		fmt.Fprintf(tw, "%s:\t%s\n", e.k, safe(fmt.Sprint(e.v)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -258,7 +260,7 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		if p.SpeedMbps != 0 {
 			speed = fmt.Sprintf("%d Mb/s", p.SpeedMbps)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", p.Port, p.State, p.MTU, speed)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", p.Port, safe(p.State), p.MTU, speed)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -268,15 +270,22 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "INDEX\tEID")
 	for _, e := range d.EIDs {
-		fmt.Fprintf(tw, "%d\t%s\n", e.Index, e.EID)
+		fmt.Fprintf(tw, "%d\t%s\n", e.Index, safe(e.EID))
 	}
 	return tw.Flush()
 }
 
+// writeJSON writes v as indented JSON. encoding/json escapes the C0
+// controls in strings but leaves DEL, the C1 controls and format
+// characters raw, which a terminal may act on as on an escape sequence:
+// termsafe.JSON escapes those too, and the values decode the same.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(termsafe.JSON(b), '\n'))
+	return err
 }
 
 // DeviceList writes the devices of every registered provider.

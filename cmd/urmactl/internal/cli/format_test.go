@@ -123,3 +123,26 @@ func TestBadOutput(t *testing.T) {
 	require.Error(t, DeviceShow(&b, DeviceShowOptions{Name: "x", Output: "yaml"}))
 	assert.Empty(t, b.String())
 }
+
+// Device names and EIDs come from the providers, which read them from the
+// system: they are printed escaped like a peer's strings.
+func TestFormatDeviceEscapes(t *testing.T) {
+	d := sampleDevice()
+	d.Name, d.Provider = "dev\x1b[2J", "fake\nrow"
+	d.EIDs[0].EID = "\u009b0m"
+	d.Ports[0].State = "UP\r"
+	var b bytes.Buffer
+	require.NoError(t, FormatDeviceList(&b, []DeviceInfo{d}, OutputWide))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 2, b.String())
+	assert.Equal(t, []string{`dev\x1b[2J`, `fake\nrow`, "RoCE", "2", "2", `UP\r,DOWN`}, strings.Fields(lines[1])[:6])
+
+	b.Reset()
+	require.NoError(t, FormatDevice(&b, d, OutputTable))
+	assert.Contains(t, b.String(), "name:             dev\\x1b[2J\n")
+	assert.Contains(t, b.String(), "1     UP\\r   1024  100000 Mb/s\n")
+	assert.Contains(t, b.String(), "0      \\u009b0m\n")
+	for _, r := range b.String() {
+		assert.False(t, (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f), "%U printed raw", r)
+	}
+}

@@ -103,8 +103,9 @@ func FormatJettyList(w io.Writer, js []loopback.JettyInfo, output string) error 
 	}
 	fmt.Fprintln(tw)
 	for _, j := range js {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d", j.EID, j.UASID, j.ID, j.Kind, j.Mode, j.State,
-			j.Depth, j.Outstanding, j.OwnerPID)
+		// Every string came from the context's process: see safe.
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%d", safe(j.EID), j.UASID, j.ID, safe(j.Kind), safe(j.Mode),
+			safe(j.State), j.Depth, j.Outstanding, j.OwnerPID)
 		if output == OutputWide {
 			fmt.Fprintf(tw, "\t%d\t%s", j.Depth-j.Outstanding, processName(j.OwnerPID))
 		}

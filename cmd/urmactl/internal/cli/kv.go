@@ -24,7 +24,7 @@ func formatKV(w io.Writer, v any, output string, lines []kv) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	for _, l := range lines {
-		fmt.Fprintf(tw, "%s:\t%v\n", l.k, l.v)
+		fmt.Fprintf(tw, "%s:\t%s\n", l.k, safe(fmt.Sprint(l.v)))
 	}
 	return tw.Flush()
 }

@@ -2,12 +2,15 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,4 +237,100 @@ func TestListStaleSocket(t *testing.T) {
 	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{InspectOptions: cli.InspectOptions{Dir: dir, Warn: &warn}}))
 	assert.Len(t, rows(out.String()), 1)
 	assert.Empty(t, warn.String())
+}
+
+// fakeContext listens on name in dir as a loopback context's control
+// socket does and answers every request with status and payload, as any
+// process of this user could: the header is type u8, three pad bytes,
+// status u32 and length u32, little-endian.
+func fakeContext(t *testing.T, dir, name string, status uint32, payload []byte) {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, name), Net: "unix"})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.AcceptUnix()
+			if err != nil {
+				return
+			}
+			var hdr [12]byte
+			if _, err := io.ReadFull(c, hdr[:]); err == nil {
+				_, _ = io.CopyN(io.Discard, c, int64(binary.LittleEndian.Uint32(hdr[8:])))
+				reply := make([]byte, 12, 12+len(payload))
+				reply[0] = hdr[0]
+				binary.LittleEndian.PutUint32(reply[4:], status)
+				binary.LittleEndian.PutUint32(reply[8:], uint32(len(payload)))
+				_, _ = c.Write(append(reply, payload...))
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+}
+
+// terminalSafe fails the test if out holds a character a terminal would
+// act on, other than the newlines that end the lines.
+func terminalSafe(t *testing.T, out string) {
+	t.Helper()
+	for i, r := range out {
+		if (r < 0x20 && r != '\n') || (r >= 0x7f && r <= 0x9f) || r == '\u202e' {
+			t.Fatalf("output holds %U at byte %d:\n%q", r, i, out)
+		}
+	}
+}
+
+// What a context's process puts in its LIST reply is printed with the
+// characters a terminal acts on escaped: no escape sequence reaches the
+// terminal, and a newline or tab cannot forge a row or a column. JSON
+// carries the same strings, escaped, and decodes to them.
+func TestListEscapesWhatAPeerSends(t *testing.T) {
+	dir := privateDir(t)
+	seg := loopback.SegmentInfo{EID: "\x1b[2J::1", UASID: 7, VA: 0x1000, Len: 64, Access: "READ\nFAKE ROW",
+		TokenPolicy: "\u009b31m", TokenID: 3, Memory: "shared\tX", OwnerPID: 1}
+	jet := loopback.JettyInfo{EID: "::1\r", UASID: 7, ID: 9, Kind: "jfr\x1b]0;title\a", Mode: "RC\u202e",
+		State: "READY\x7f", Depth: 4, OwnerPID: 1}
+	reply, err := json.Marshal(loopback.ContextInfo{PID: 1, EID: "::1", UASID: 7,
+		Segments: []loopback.SegmentInfo{seg}, Jetties: []loopback.JettyInfo{jet}})
+	require.NoError(t, err)
+	fakeContext(t, dir, "a.sock", 0, reply)
+	// A context that answers with an error: its text is the peer's too.
+	fakeContext(t, dir, "b.sock", 0x1000, []byte("\x1b[31mboom\nurmactl: forged line"))
+
+	var out, warn bytes.Buffer
+	opts := cli.InspectOptions{Dir: dir, Warn: &warn, Timeout: time.Second}
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{InspectOptions: opts, Output: cli.OutputWide}))
+	terminalSafe(t, out.String())
+	r := rows(out.String())
+	require.Len(t, r, 2, "one header and one row:\n%s", out.String())
+	assert.Equal(t, []string{`\x1b[2J::1`, "7", "0x1000", "64", `READ\nFAKE`, "ROW", `\u009b31m/3`, `shared\tX`, "1"}, r[1][:9])
+
+	terminalSafe(t, warn.String())
+	assert.Equal(t, 1, strings.Count(warn.String(), "\n"), warn.String())
+	assert.Contains(t, warn.String(), `b.sock: peer: \x1b[31mboom\nurmactl: forged line`)
+
+	out.Reset()
+	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{InspectOptions: opts}))
+	terminalSafe(t, out.String())
+	r = rows(out.String())
+	require.Len(t, r, 2, out.String())
+	assert.Equal(t, []string{`::1\r`, "7", "9", `jfr\x1b]0;title\a`, `RC\u202e`, `READY\x7f`, "4", "0", "1"}, r[1])
+
+	out.Reset()
+	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{InspectOptions: opts, Output: cli.OutputJSON}))
+	terminalSafe(t, out.String())
+	var segs []loopback.SegmentInfo
+	require.NoError(t, json.Unmarshal(out.Bytes(), &segs))
+	assert.Equal(t, []loopback.SegmentInfo{seg}, segs)
+	out.Reset()
+	require.NoError(t, cli.JettyList(&out, cli.JettyListOptions{InspectOptions: opts, Output: cli.OutputJSON}))
+	terminalSafe(t, out.String())
+	var js []loopback.JettyInfo
+	require.NoError(t, json.Unmarshal(out.Bytes(), &js))
+	assert.Equal(t, []loopback.JettyInfo{jet}, js)
 }

@@ -103,8 +103,9 @@ func FormatSegmentList(w io.Writer, segs []loopback.SegmentInfo, output string) 
 	}
 	fmt.Fprintln(tw)
 	for _, s := range segs {
-		fmt.Fprintf(tw, "%s\t%d\t%#x\t%d\t%s\t%s/%d\t%s\t%d", s.EID, s.UASID, s.VA, s.Len, s.Access,
-			s.TokenPolicy, s.TokenID, s.Memory, s.OwnerPID)
+		// Every string came from the context's process: see safe.
+		fmt.Fprintf(tw, "%s\t%d\t%#x\t%d\t%s\t%s/%d\t%s\t%d", safe(s.EID), s.UASID, s.VA, s.Len, safe(s.Access),
+			safe(s.TokenPolicy), s.TokenID, safe(s.Memory), s.OwnerPID)
 		if output == OutputWide {
 			fmt.Fprintf(tw, "\t%#x\t%s", s.VA+s.Len, processName(s.OwnerPID))
 		}
