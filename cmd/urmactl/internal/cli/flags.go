@@ -7,21 +7,32 @@ import (
 	"github.com/urma-go/sdk/provider/loopback"
 )
 
-// newGroupCmd returns a command that only holds subcommands. Cobra would
-// print help for an unknown subcommand and exit 0; a typo must fail.
+// newGroupCmd returns a command that only holds subcommands (see
+// groupRun).
 func newGroupCmd(use string, aliases []string, short string) *cobra.Command {
 	return &cobra.Command{
 		Use:     use,
 		Aliases: aliases,
 		Short:   short,
 		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return cmd.Help()
-		},
+		RunE:    groupRun,
 	}
+}
+
+// groupRun runs a command that only holds subcommands when none of them
+// was named. Cobra would print help for an unknown subcommand and exit 0;
+// a typo must fail.
+//
+// Such a command takes any arguments (cobra.ArbitraryArgs) so that cobra
+// parses its flags before judging them. Cobra finds the subcommand first,
+// guessing that an unknown flag takes the next word as its value: in
+// "urmactl --bogus device ls" it skips "device" and would report the
+// unknown command "ls". Parsing the flags reports the unknown flag itself.
+func groupRun(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return cmd.Help()
 }
 
 // addOutputFlag adds -o/--output.

@@ -39,6 +39,8 @@ func New() *cobra.Command {
 			"and bandwidth between two processes (perf).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE:          groupRun,
 	}
 	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd(), newPerfCmd())
 	return root

@@ -54,3 +54,30 @@ func TestRootSegmentAndJetty(t *testing.T) {
 		assert.Error(t, err, args)
 	}
 }
+
+// An unknown flag is reported as such wherever it stands. Cobra takes the
+// word after an unknown flag for its value while it looks for the
+// subcommand, which made "--bogus-flag device ls" an unknown command "ls".
+func TestUnknownFlag(t *testing.T) {
+	for _, args := range [][]string{
+		{"--bogus-flag", "device", "ls"},
+		{"device", "--bogus-flag", "ls"},
+		{"device", "ls", "--bogus-flag"},
+		{"--bogus-flag=1", "segment", "ls"},
+		{"--bogus-flag", "perf", "write_lat"},
+	} {
+		out, _, err := execute(t, nil, args...)
+		require.Error(t, err, args)
+		assert.Equal(t, "unknown flag: --bogus-flag", err.Error(), args)
+		assert.Empty(t, out, args)
+	}
+	_, _, err := execute(t, nil, "-x", "device", "ls")
+	assert.EqualError(t, err, "unknown shorthand flag: 'x' in -x")
+
+	// An unknown command is still one, and no command prints the help.
+	_, _, err = execute(t, nil, "bogus")
+	assert.EqualError(t, err, `unknown command "bogus" for "urmactl"`)
+	out, _, err := execute(t, nil)
+	require.NoError(t, err)
+	assert.Contains(t, out, "Available Commands:")
+}
