@@ -77,7 +77,8 @@ func (t Test) halved() bool { return !t.BW && (t.Op == Write || t.Op == Send) }
 type Config struct {
 	Test Test
 	// Sizes are the message sizes, run in turn (-s, or -a for every power
-	// of two from 2 B to 8 MiB). Atomics are always 8 bytes.
+	// of two from 2 B to 8 MiB). Atomics are 8 bytes: an atomic test
+	// takes no other size.
 	Sizes []int
 	// Iters is the number of requests per size (-n), unless Duration is
 	// set (-D): then each size runs that long.
@@ -141,14 +142,14 @@ func (c Config) Defaults() Config {
 		c.Mode = urma.RC
 	}
 	if len(c.Sizes) == 0 {
-		if c.Test.BW {
+		switch {
+		case c.Test.Op == Atomic:
+			c.Sizes = []int{atomicSize}
+		case c.Test.BW:
 			c.Sizes = []int{64 << 10}
-		} else {
+		default:
 			c.Sizes = []int{2}
 		}
-	}
-	if c.Test.Op == Atomic {
-		c.Sizes = []int{atomicSize}
 	}
 	if c.Iters == 0 {
 		c.Iters = 1000
@@ -210,7 +211,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("write_lat waits on memory, not on completions: it has no event mode")
 	}
 	for _, s := range c.Sizes {
-		if s < 1 || s > MaxSize {
+		switch {
+		case c.Test.Op == Atomic && s != atomicSize:
+			// Run as 8 bytes, the row would claim the size asked for.
+			return fmt.Errorf("size %d: %v moves %d bytes, the size of an atomic operand (leave -s out or give -s %d)",
+				s, c.Test, atomicSize, atomicSize)
+		case s < 1 || s > MaxSize:
 			return fmt.Errorf("size %d: want 1 to %d", s, MaxSize)
 		}
 	}

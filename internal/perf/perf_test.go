@@ -176,8 +176,12 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, []any{1000, 1, 512, 1, 1, urma.RC}, []any{c.Iters, c.TxDepth, c.RxDepth, c.PostList, c.CQMod, c.Mode})
 	c = Config{Test: Test{Op: Send, BW: true}, TxDepth: 16}.Defaults()
 	assert.Equal(t, []any{[]int{65536}, 5000, 8}, []any{c.Sizes, c.Iters, c.CQMod})
-	c = Config{Test: Test{Op: Atomic}, Sizes: []int{64}}.Defaults()
+	c = Config{Test: Test{Op: Atomic, BW: true}}.Defaults()
 	assert.Equal(t, []int{8}, c.Sizes)
+	assert.NoError(t, c.Validate())
+	c = Config{Test: Test{Op: Atomic}, Sizes: []int{8}}.Defaults()
+	assert.Equal(t, []int{8}, c.Sizes)
+	assert.NoError(t, c.Validate())
 	assert.Equal(t, []int{2, 4, 8, 16}, AllSizes(16))
 
 	for cfg, want := range map[*Config]string{
@@ -187,6 +191,8 @@ func TestConfig(t *testing.T) {
 		{Test: Test{Op: Send, BW: true}, TxDepth: 8, PostList: 9}: "post list 9",
 		{Test: Test{Op: Send, BW: true}, TxDepth: 8, CQMod: 9}:    "completion moderation 9",
 		{Test: Test{Op: Read}, Sizes: []int{MaxSize + 1}}:         "size 8388609",
+		{Test: Test{Op: Atomic}, Sizes: []int{64}}:                "size 64: atomic_lat moves 8 bytes",
+		{Test: Test{Op: Atomic, BW: true}, Sizes: []int{8, 16}}:   "size 16: atomic_bw moves 8 bytes",
 		{Test: Test{Op: Read}, Iters: -1}:                         "iterations -1",
 		{Test: Test{Op: Read}, Inline: -2}:                        "inline -2",
 		{Test: Test{Op: Send}, Event: true, Spin: -1}:             "spin -1ns is negative",

@@ -19,7 +19,10 @@ import (
 )
 
 // PerfOptions configures Perf: the test's settings (the client's; a
-// server follows its client's) and where it runs.
+// server follows its client's) and where it runs. Zero Size, Iters,
+// Duration, TxDepth, RxDepth, PostList and CQMod take the test's
+// defaults; Atomic "" is faa. On the command line a zero is refused
+// instead (see refuseZeros).
 type PerfOptions struct {
 	Test string
 	// Server is the server's host for the client; empty runs the server.
@@ -66,6 +69,9 @@ func newPerfCmd() *cobra.Command {
 			"  urmactl perf send_bw -a -p RM 127.0.0.1 -o json",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseZeros(cmd); err != nil {
+				return err
+			}
 			o.Test = args[0]
 			if len(args) == 2 {
 				o.Server = args[1]
@@ -87,7 +93,7 @@ func newPerfCmd() *cobra.Command {
 	f.BoolVarP(&o.Event, "event", "e", false, "sleep on a JFCE for completions instead of busy polling")
 	f.DurationVar(&o.Spin, "spin", 0, "with -e, poll this long before sleeping on the JFCE (spin, then park)")
 	f.IntVarP(&o.Inline, "inline", "I", -1, "send WRITE/SEND payloads of up to this many bytes inline (-1: device maximum, 0: never)")
-	f.StringVarP(&o.Atomic, "atomic", "A", "faa", "atomic operation: cas or faa")
+	f.StringVarP(&o.Atomic, "atomic", "A", "", "operation of the atomic tests: cas or faa (default faa)")
 	f.IntVarP(&o.TxDepth, "tx-depth", "t", 0, "requests in flight (default 1 for latency, 128 for bandwidth)")
 	f.IntVarP(&o.RxDepth, "rx-depth", "r", 0, "receives posted for SEND (default 512)")
 	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests)")
@@ -149,6 +155,33 @@ func Perf(ctx context.Context, out, log io.Writer, o PerfOptions) error {
 	return err
 }
 
+// zeroMeansDefault names the perf flags whose zero value, their default,
+// stands for the test's own default, what a given value must be, and
+// what leaving the flag out does.
+var zeroMeansDefault = []struct{ flag, want, without string }{
+	{"size", "at least 1 byte", "for the test's default"},
+	{"iters", "at least 1 iteration", "for the test's default"},
+	{"duration", "a positive duration", "to run a count of iterations"},
+	{"tx-depth", "a depth of at least 1", "for the test's default"},
+	{"rx-depth", "a depth of at least 1", "for the test's default"},
+	{"post-list", "at least 1 request per post", "for the test's default"},
+	{"cq-mod", "1 (signal every request) or more", "for the test's default"},
+}
+
+// refuseZeros refuses a flag of zeroMeansDefault given as zero: the run
+// would not do what the command line says but silently take the test's
+// default (-s 0 running 2-byte messages), so the user is told to leave
+// the flag out instead.
+func refuseZeros(cmd *cobra.Command) error {
+	for _, z := range zeroMeansDefault {
+		f := cmd.Flags().Lookup(z.flag)
+		if f.Changed && f.Value.String() == f.DefValue {
+			return fmt.Errorf("-%s %s: want %s (leave -%s out %s)", f.Shorthand, f.Value, z.want, f.Shorthand, z.without)
+		}
+	}
+	return nil
+}
+
 // perfConfig turns the flags into a perf.Config.
 func perfConfig(o PerfOptions) (perf.Config, error) {
 	t, err := perf.ParseTest(o.Test)
@@ -176,13 +209,20 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 	switch strings.ToLower(o.Atomic) {
 	case "cas":
 		cfg.CAS = true
-	case "faa":
+	case "faa", "":
 	default:
 		return cfg, fmt.Errorf("atomic %q: want cas or faa", o.Atomic)
 	}
 	switch {
+	case o.Atomic != "" && t.Op != perf.Atomic:
+		return cfg, fmt.Errorf("-A %s chooses the operation of the atomic tests; %v has none", o.Atomic, t)
+	case o.Iters != 0 && o.Duration != 0:
+		// A timed run takes as many iterations as fit.
+		return cfg, fmt.Errorf("-n and -D exclude each other: -n runs a count of iterations, -D as many as fit in a time")
 	case o.All && o.Size != 0:
 		return cfg, fmt.Errorf("-a and -s exclude each other")
+	case o.All && t.Op == perf.Atomic:
+		return cfg, fmt.Errorf("-a runs every size from 2 to %d bytes; %v moves 8 bytes only (leave -a out)", perf.MaxSize, t)
 	case o.All:
 		cfg.Sizes = perf.AllSizes(perf.MaxSize)
 	case o.Size != 0:
