@@ -97,6 +97,9 @@ type Report struct {
 	Duration time.Duration `json:"duration_ns,omitempty"`
 	Latency  []LatResult   `json:"latency,omitempty"`
 	BW       []BWResult    `json:"bandwidth,omitempty"`
+	// Error is why the run failed, empty when it did not; the rows are
+	// the sizes that finished before.
+	Error string `json:"error,omitempty"`
 }
 
 const rule = "---------------------------------------------------------------------------------------"

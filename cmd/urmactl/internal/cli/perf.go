@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -69,12 +70,12 @@ func newPerfCmd() *cobra.Command {
 			"  urmactl perf send_bw -a -p RM 127.0.0.1 -o json",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := refuseZeros(cmd); err != nil {
-				return err
-			}
 			o.Test = args[0]
 			if len(args) == 2 {
 				o.Server = args[1]
+			}
+			if err := refuseZeros(cmd); err != nil {
+				return perfFailed(cmd.OutOrStdout(), o, nil, err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -106,21 +107,51 @@ func newPerfCmd() *cobra.Command {
 }
 
 // Perf runs the server or the client of a perf test; the client's table
-// (or JSON) goes to out, progress and the server's notes to log.
+// (or JSON) goes to out, progress and the server's notes to log. A client
+// asked for JSON writes a JSON report when it fails too, with the error
+// and the sizes that finished.
 func Perf(ctx context.Context, out, log io.Writer, o PerfOptions) error {
 	if err := checkOutput(o.Output); err != nil {
 		return err
 	}
-	cfg, err := perfConfig(o)
+	rep, err := runPerf(ctx, out, log, o)
 	if err != nil {
+		return perfFailed(out, o, rep, err)
+	}
+	return nil
+}
+
+// perfFailed returns err, the failure of a run with options o. A client
+// asked for JSON first writes the report rep (nil when the run failed
+// before it started) with the error: a script reading the output gets a
+// document either way, and the exit status still says it failed.
+func perfFailed(out io.Writer, o PerfOptions, rep *perf.Report, err error) error {
+	if o.Output != OutputJSON || o.Server == "" {
 		return err
 	}
+	if rep == nil {
+		rep = &perf.Report{Test: o.Test, Device: o.Device}
+	}
+	rep.Error = err.Error()
+	if werr := writeJSON(out, rep); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// runPerf is Perf after the output format is checked: the client's
+// report, if it got as far as one, and the error.
+func runPerf(ctx context.Context, out, log io.Writer, o PerfOptions) (*perf.Report, error) {
+	cfg, err := perfConfig(o)
+	if err != nil {
+		return nil, err
+	}
 	if o.Port < 1 || o.Port > 65535 {
-		return fmt.Errorf("port %d: want 1 to 65535", o.Port)
+		return nil, fmt.Errorf("port %d: want 1 to 65535", o.Port)
 	}
 	if o.CPU != noCPU {
 		if err := pinThread(o.CPU); err != nil {
-			return err
+			return nil, err
 		}
 		// The thread stays bound until the process ends: Perf is its
 		// last work, and a thread that was pinned is not given back to
@@ -129,30 +160,29 @@ func Perf(ctx context.Context, out, log io.Writer, o PerfOptions) error {
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+			return nil, err
 		}
 		defer pprof.StopCPUProfile()
 	}
 	side := perf.Side{Device: o.Device, EID: o.EID, Log: log}
 	if o.Server == "" {
 		side.Addr = net.JoinHostPort("", strconv.Itoa(o.Port))
-		return perf.Server(ctx, side)
+		return nil, perf.Server(ctx, side)
 	}
 	side.Addr = net.JoinHostPort(o.Server, strconv.Itoa(o.Port))
 	side.Progress = log
 	if o.Output == OutputJSON {
 		rep, err := perf.Client(ctx, cfg, side, nil)
 		if err != nil {
-			return err
+			return rep, err
 		}
-		return rep.JSON(out)
+		return rep, writeJSON(out, rep)
 	}
-	_, err = perf.Client(ctx, cfg, side, out)
-	return err
+	return perf.Client(ctx, cfg, side, out)
 }
 
 // zeroMeansDefault names the perf flags whose zero value, their default,

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"strconv"
@@ -64,4 +65,37 @@ func freePort(t *testing.T) string {
 	require.NoError(t, err)
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// A client asked for JSON writes a JSON report when it fails too, with
+// the error, and still fails: a script reading stdout gets a document,
+// and the exit status says what happened.
+func TestPerfJSONReportsFailure(t *testing.T) {
+	for args, want := range map[string]string{
+		// Refused by the flags, before anything runs.
+		"perf write_lat -s 0 -o json 127.0.0.1": "-s 0: want at least 1 byte",
+		// Refused by the device, once the run starts.
+		"perf write_lat -I 1048576 -o json --port 1 127.0.0.1": "inline 1048576",
+	} {
+		out, _, err := execute(t, nil, strings.Fields(args)...)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), want, args)
+		var rep struct {
+			Test   string `json:"test"`
+			Device string `json:"device"`
+			Error  string `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), "%s: %q", args, out)
+		assert.Equal(t, "write_lat", rep.Test)
+		assert.Equal(t, "loopback0", rep.Device)
+		assert.Equal(t, err.Error(), rep.Error)
+	}
+
+	// The table output and the server print no JSON.
+	out, _, err := execute(t, nil, "perf", "write_lat", "-s", "0", "127.0.0.1")
+	require.Error(t, err)
+	assert.Empty(t, out)
+	out, _, err = execute(t, nil, "perf", "write_lat", "-s", "0", "-o", "json")
+	require.Error(t, err)
+	assert.Empty(t, out)
 }
