@@ -141,3 +141,61 @@ func TestPerfJSONAndErrors(t *testing.T) {
 		assert.Contains(t, errOut, want, args)
 	}
 }
+
+// A client whose server dies mid-run says so promptly and names the
+// server, with the status of the first request that failed if one did,
+// not the state its queue was left in ("jetty is ERROR"); with -o json
+// the report carries the same error.
+func TestPerfServerKilled(t *testing.T) {
+	bin := urmactl(t)
+	for _, args := range [][]string{
+		{"write_bw", "-D", "60s"},
+		{"read_bw", "-D", "60s"},
+		{"send_bw", "-D", "60s", "-e"},
+		{"atomic_bw", "-D", "60s"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			port := freePort(t)
+			srv := exec.Command(bin, append(append([]string{"perf"}, args...), "--eid", "0", "--port", port)...)
+			require.NoError(t, srv.Start())
+			srvDone := make(chan struct{})
+			go func() { _ = srv.Wait(); close(srvDone) }()
+			defer func() { _ = srv.Process.Kill(); <-srvDone }()
+
+			var out, errOut syncBuf
+			cli := exec.Command(bin, append(append([]string{"perf"}, args...), "--eid", "1", "--port", port, "-o", "json", "127.0.0.1")...)
+			cli.Stdout, cli.Stderr = &out, &errOut
+			require.NoError(t, cli.Start())
+			cliDone := make(chan error, 1)
+			go func() { cliDone <- cli.Wait() }()
+			defer func() { _ = cli.Process.Kill() }()
+
+			// The first progress line: the timed run is under way.
+			deadline := time.Now().Add(30 * time.Second)
+			for !regexp.MustCompile(`iterations, \d+/s`).MatchString(errOut.String()) {
+				require.True(t, time.Now().Before(deadline), "the run did not start: %s", errOut.String())
+				time.Sleep(20 * time.Millisecond)
+			}
+			require.NoError(t, srv.Process.Kill())
+			killed := time.Now()
+			var err error
+			select {
+			case err = <-cliDone:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the client ran on 20s after its server died: %s", errOut.String())
+			}
+			assert.Less(t, time.Since(killed), 5*time.Second, "the client noticed late")
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, errOut.String())
+			assert.Equal(t, 1, ee.ExitCode())
+
+			msg := regexp.MustCompile(`(?m)^urmactl: (.*)$`).FindStringSubmatch(errOut.String())
+			require.NotNil(t, msg, errOut.String())
+			assert.Regexp(t, `^perf server 127\.0\.0\.1:`+port+` gone: `, msg[1])
+			assert.NotContains(t, msg[1], "wrong state")
+			var rep struct{ Error string }
+			require.NoError(t, json.Unmarshal([]byte(out.String()), &rep), out.String())
+			assert.Equal(t, msg[1], rep.Error)
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -62,6 +63,12 @@ type phase struct {
 	Err      string
 }
 
+// errPeerClosed is the other side closing the out-of-band connection,
+// which no message of the protocol does before the goodbye: its process
+// ended or gave up on the run. The kernel closes the connection of a
+// process that dies, however it dies.
+var errPeerClosed = errors.New("the peer closed the connection")
+
 // oob is one end of the channel. A ctx that ends closes the connection, so
 // that a blocked read or write returns.
 type oob struct {
@@ -98,8 +105,8 @@ func (o *oob) recv(v any) error {
 		if o.in.N <= 0 {
 			return fmt.Errorf("out-of-band receive: a message of over %d bytes", maxOOBMessage)
 		}
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("out-of-band receive: the peer closed the connection")
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return fmt.Errorf("out-of-band receive: %w", errPeerClosed)
 		}
 		return fmt.Errorf("out-of-band receive: %w", err)
 	}

@@ -2,12 +2,16 @@ package perf
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // A peer that sends one endless message gets an error once it passes the
@@ -43,4 +47,29 @@ func TestOOBMessageCap(t *testing.T) {
 		require.NoError(t, o2.recv(&p))
 		assert.True(t, p.Done)
 	}
+}
+
+// blame names the peer in a run's error: gone when its connection closed
+// (with the first failed request's status if there was one), by name when
+// a request to it failed; errors.Is and errors.As still see the cause.
+func TestBlame(t *testing.T) {
+	crErr := (&jetty.CR{Status: urma.CRAckTimeoutErr, WROpcode: urma.OpRead}).Err()
+	closed := fmt.Errorf("out-of-band receive: %w", errPeerClosed)
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&goneError{crErr}, "perf server 10.0.0.1:7 gone: urma: READ completed with ACK_TIMEOUT_ERR (ctx 0x0)"},
+		{&goneError{closed}, "perf server 10.0.0.1:7 gone: out-of-band receive: the peer closed the connection"},
+		{closed, "perf server 10.0.0.1:7 gone: out-of-band receive: the peer closed the connection"},
+		{crErr, "perf server 10.0.0.1:7: urma: READ completed with ACK_TIMEOUT_ERR (ctx 0x0)"},
+		{urma.ErrInvalid, "invalid argument"},
+	} {
+		got := blame("perf server 10.0.0.1:7", tc.err)
+		assert.EqualError(t, got, tc.want)
+		assert.ErrorIs(t, got, tc.err)
+	}
+	var cre *jetty.CRError
+	require.ErrorAs(t, blame("x", &goneError{crErr}), &cre)
+	assert.Equal(t, urma.CRAckTimeoutErr, cre.Status)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/internal/termsafe"
+	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -52,6 +53,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 	}
 	ch := newOOB(ctx, c)
 	defer ch.close()
+	server := "perf server " + s.Addr
 	mine, err := e.info()
 	if err != nil {
 		return nil, err
@@ -61,7 +63,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 	}
 	var wel welcome
 	if err := ch.recv(&wel); err != nil {
-		return nil, orCtx(ctx, err)
+		return nil, orCtx(ctx, blame(server, err))
 	}
 	if wel.Err != "" {
 		return nil, serverSaid(wel.Err)
@@ -87,7 +89,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 	}
 	for _, size := range cfg.Sizes {
 		if err := clientSize(ctx, e, ch, size, samples, s.Progress, rep, w); err != nil {
-			return rep, orCtx(ctx, err)
+			return rep, orCtx(ctx, blame(server, err))
 		}
 	}
 	_ = ch.send(phase{Bye: true})
@@ -129,11 +131,7 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		total = 0
 	}
 	// The server's answer to "done" is read in the background: an error
-	// it reports mid-run stops this side's loop.
-	type answer struct {
-		p   phase
-		err error
-	}
+	// it reports mid-run, or its going away, stops this side's loop.
 	answers := make(chan answer, 1)
 	go func() {
 		var a answer
@@ -181,10 +179,17 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		err = ch.send(phase{Done: true})
 	}
 	if err != nil && !errors.Is(err, errStopped) {
-		return err
+		return e.failed(err, answers)
 	}
 	a := <-answers
 	switch {
+	case errors.Is(a.err, errPeerClosed):
+		// The server went away and stopped the loop; a request that
+		// failed with it says how it looked from here.
+		if cause := e.failedRecord(); cause != nil {
+			return &goneError{cause}
+		}
+		return &goneError{a.err}
 	case a.err != nil:
 		return a.err
 	case a.p.Err != "":
@@ -207,6 +212,68 @@ func clientSize(ctx context.Context, e *endpoint, ch *oob, size int, samples []i
 		}
 	}
 	return nil
+}
+
+// answer is the server's reply to the client's "done", or the error that
+// came instead.
+type answer struct {
+	p   phase
+	err error
+}
+
+// newsWait bounds how long a client whose loop failed waits for news from
+// the server before it explains the failure alone. The news (the server's
+// own error, or its connection closing as its process ends) lags the
+// failed request only by the time the kernel takes to tell both.
+const newsWait = time.Second
+
+// failed explains err, the failure of this side's loop, given the
+// channel of the server's answer. The server's news comes first: its own
+// error, or its end of the connection closing, when it went away and the
+// failed request only told of it sooner. Then a refused post gives way to
+// the failed record that put the queue in ERROR (see explain).
+func (e *endpoint) failed(err error, answers <-chan answer) error {
+	var a answer
+	select {
+	case a = <-answers:
+	case <-time.After(newsWait):
+	}
+	err = e.explain(err)
+	switch {
+	case a.p.Err != "":
+		return fmt.Errorf("%w; %w", err, serverSaid(a.p.Err))
+	case errors.Is(a.err, errPeerClosed):
+		var cre *jetty.CRError
+		if errors.As(err, &cre) {
+			return &goneError{err}
+		}
+		return &goneError{a.err}
+	}
+	return err
+}
+
+// goneError is the failure of a run whose peer went away in the middle of
+// it: its end of the out-of-band connection closed. err is the first of
+// this side's requests that failed with it or, if none did, the closing.
+type goneError struct{ err error }
+
+func (g *goneError) Error() string { return g.err.Error() }
+func (g *goneError) Unwrap() error { return g.err }
+
+// blame names the peer (who: "perf server ADDR") in the error of a run:
+// "who gone: ..." when it went away, "who: ..." when one of the requests
+// to it failed. The failed request's status is the news, not the state of
+// the queue it left behind.
+func blame(who string, err error) error {
+	var g *goneError
+	var cre *jetty.CRError
+	switch {
+	case errors.As(err, &g), errors.Is(err, errPeerClosed):
+		return fmt.Errorf("%s gone: %w", who, err)
+	case errors.As(err, &cre):
+		return fmt.Errorf("%s: %w", who, err)
+	}
+	return err
 }
 
 // Server listens at s.Addr, serves one client and returns when it is done.
@@ -235,6 +302,7 @@ func Server(ctx context.Context, s Side) error {
 	}
 	defer e.close()
 	logf(s.Log, "perf server: client %s runs %s, mode %s\n", c.RemoteAddr(), e.cfg.Test, modeName(e.cfg.Mode))
+	client := "perf client " + c.RemoteAddr().String()
 	mine, err := e.info()
 	if err != nil {
 		_ = ch.send(welcome{Err: err.Error()})
@@ -246,14 +314,14 @@ func Server(ctx context.Context, s Side) error {
 	for {
 		var p phase
 		if err := ch.recv(&p); err != nil {
-			return orCtx(ctx, err)
+			return orCtx(ctx, blame(client, err))
 		}
 		if p.Bye {
 			logf(s.Log, "perf server: done\n")
 			return nil
 		}
 		if err := serveSize(e, ch, p.Size); err != nil {
-			return orCtx(ctx, err)
+			return orCtx(ctx, blame(client, err))
 		}
 	}
 }
@@ -348,6 +416,7 @@ func serveSize(e *endpoint, ch *oob, size int) error {
 	}
 	if err != nil {
 		stop()
+		err = e.explain(err)
 		_ = ch.send(phase{Err: err.Error()})
 		wg.Wait()
 		return err

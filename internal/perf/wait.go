@@ -3,11 +3,11 @@ package perf
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/urma-go/sdk/internal/memflag"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/spin"
+	"github.com/urma-go/sdk/urma"
 )
 
 // errStopped ends a server loop: the client said it is done.
@@ -42,9 +42,45 @@ func tally(crs []jetty.CR) (recv, bad int) {
 	return recv, bad
 }
 
-// failedCR is the error of the failed record cr.
-func failedCR(cr *jetty.CR) error {
-	return fmt.Errorf("completion of %v: %w", cr.WROpcode, cr.Err())
+// failedCR is the error of the failed record cr: a *jetty.CRError, whose
+// text names the request's opcode and the status.
+func failedCR(cr *jetty.CR) error { return cr.Err() }
+
+// failedRecord polls this side's JFCs for the records nobody polled yet
+// and returns the error of the first failed one, or nil. Only a run that
+// has failed calls it: the records it takes are not counted.
+func (e *endpoint) failedRecord() error {
+	for _, j := range []*jetty.JFC{e.jfc, e.rjfc} {
+		if j == nil || (j == e.rjfc && e.rjfc == e.jfc) {
+			continue
+		}
+		for {
+			n, err := j.Poll(e.crs)
+			if err != nil || n == 0 {
+				break
+			}
+			if _, bad := tally(e.crs[:n]); bad >= 0 {
+				return failedCR(&e.crs[bad])
+			}
+		}
+	}
+	return nil
+}
+
+// explain returns the cause of err, a post refused because its queue is
+// in ERROR: a queue goes there when one of its requests fails, and that
+// request's record, not the refusal after it, says why (ACK_TIMEOUT_ERR
+// from a peer that is gone). Any other error, or a refusal with no failed
+// record (an RC jetty whose peer vanished goes to ERROR without one), is
+// returned as it is.
+func (e *endpoint) explain(err error) error {
+	if !errors.Is(err, urma.ErrBadState) {
+		return err
+	}
+	if cause := e.failedRecord(); cause != nil {
+		return cause
+	}
+	return err
 }
 
 // awaitLast spins until the last byte of b, which the peer WRITEs, is v,
