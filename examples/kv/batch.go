@@ -2,10 +2,8 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/urma-go/sdk/examples/internal/exutil"
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
@@ -87,17 +85,4 @@ func queueDepth(ctx *urma.Context, outstanding, signal int) int {
 		d = min(d, m)
 	}
 	return d
-}
-
-// explain adds the cause to a refused post: after a failed request its
-// queue is in ERROR, and the failed request's record says why.
-func explain(cq *exutil.Completions, err error) error {
-	crs := make([]jetty.CR, 16)
-	n, _ := cq.JFC.Poll(crs)
-	for _, cr := range crs[:n] {
-		if !cr.OK() {
-			return fmt.Errorf("%v failed (then: %w)", cr, err)
-		}
-	}
-	return err
 }

@@ -199,7 +199,7 @@ func (c *client) fill(p *phase, now time.Time) (bool, error) {
 		p.issued++
 	}
 	if _, err := c.b.post(c.jfs); err != nil {
-		return false, fmt.Errorf("client %d: %w", c.id, explain(c.cq, err))
+		return false, fmt.Errorf("client %d: %w", c.id, c.cq.Explain(err))
 	}
 	return len(c.free) < len(c.win) || c.b.n > 0, nil
 }

@@ -244,7 +244,7 @@ func (w *worker) flush(ctx context.Context, c int) error {
 	for {
 		full, err := r.b.post(r.jfs)
 		if err != nil {
-			return fmt.Errorf("worker %d: %w", w.id, explain(w.cq, err))
+			return fmt.Errorf("worker %d: %w", w.id, w.cq.Explain(err))
 		}
 		if !full {
 			return nil

@@ -122,6 +122,35 @@ func (c *Completions) NextRef(ctx context.Context, limit time.Duration) (*jetty.
 	}
 }
 
+// Explain returns the cause of err when err is a post refused because
+// its queue is in ERROR (urma.ErrBadState): a queue goes there when one of
+// its requests fails, and that request's record says why (ACK_TIMEOUT_ERR:
+// the peer is gone), where the refusal only says that the queue stopped.
+// It looks at the records already polled and those waiting in the JFC,
+// and returns the first failed one's *jetty.CRError followed by err. Any
+// other error, or a refusal with no failed record (an RC jetty whose bound
+// peer vanished goes to ERROR without one), is returned as it is. It
+// consumes the records: call it once a loop has failed.
+func (c *Completions) Explain(err error) error {
+	if !errors.Is(err, urma.ErrBadState) {
+		return err
+	}
+	for {
+		for _, cr := range c.queued {
+			if !cr.OK() {
+				c.queued = nil
+				return fmt.Errorf("request failed: %w (then: %w)", cr.Err(), err)
+			}
+		}
+		n, perr := c.JFC.Poll(c.crs)
+		if perr != nil || n == 0 {
+			c.queued = nil
+			return err
+		}
+		c.queued = c.crs[:n]
+	}
+}
+
 // waitEvent sleeps until the JFC's event, ctx's end, or eventSlice, so
 // that the loop above looks at its deadline.
 func (c *Completions) waitEvent(ctx context.Context) error {
