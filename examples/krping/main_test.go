@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,5 +168,29 @@ func TestRpingNeedsVerbs(t *testing.T) {
 		out, err := runString(t, opts)
 		require.ErrorIs(t, err, urma.ErrNotSupported, "%s: %s", opts, out)
 		assert.ErrorContains(t, err, "has no rdma_cm", opts)
+	}
+}
+
+// A client whose server dies says so at once and names the server, with
+// the status of the request that failed with it when one did, not the
+// state its Jetty was left in ("jetty is ERROR").
+func TestServerKilled(t *testing.T) {
+	bin := extest.Build(t)
+	for _, test := range []string{"validate", "bw,size=4096", "rlat,poll"} {
+		t.Run(test, func(t *testing.T) {
+			port := strings.Split(extest.FreeAddr(t), ":")[1]
+			srv := extest.Start(t, "server", bin, "server,addr=127.0.0.1,port="+port)
+			srv.Await(regexp.MustCompile(`listening on 127\.0\.0\.1:`+port), 30*time.Second)
+			cli := extest.Start(t, "client", bin, "client,addr=127.0.0.1,port="+port+",count=2000000000,"+test)
+			cli.Await(regexp.MustCompile(`connected`), 30*time.Second)
+			time.Sleep(300 * time.Millisecond) // the loop is under way
+			require.NoError(t, srv.Signal(syscall.SIGKILL))
+			killed := time.Now()
+			out, err := cli.Wait(20 * time.Second)
+			assert.Less(t, time.Since(killed), 5*time.Second, "the client noticed late:\n%s", out)
+			assert.Equal(t, 1, extest.ExitCode(t, err), out)
+			assert.Regexp(t, `(?m)^krping: the server at 127\.0\.0\.1:`+port+` went away(: urma: [A-Z]+ completed with [A-Z_]+ \(ctx 0x[0-9a-f]+\))?$`, out)
+			assert.NotContains(t, out, "wrong state")
+		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // run starts the server, the client, or both.
@@ -291,16 +293,57 @@ func dial(ctx context.Context, w io.Writer, c config, n int) (err error) {
 	fmt.Fprintf(w, "krping: client on %v eid %v, connected to %v: %s test, count %d, size %d, %s mode\n",
 		p.ctx.Device(), p.ctx.EID(), addr, o.test(), o.count, o.size, mode)
 	if err := clientTest(cctx, w, p, o); err != nil {
-		if errors.Is(context.Cause(cctx), errServerGone) && ctx.Err() == nil {
-			return errServerGone
-		}
-		return err
+		return serverGone(ctx, cctx, addr, p.cq.Explain(err))
 	}
 	fmt.Fprintln(w, p.stats.line(n, c.dev))
 	return nil
 }
 
 var errServerGone = errors.New("the server went away")
+
+// serverGone returns err, the failure of the client's loop, as the
+// server's going away when that is what it was: cctx, the loop's context,
+// was cancelled with errServerGone when the server's end of the
+// out-of-band connection closed. A request to a server that died fails
+// about when that happens, and can come first: a failed request waits a
+// second for the news. The error names the server and the status of the
+// failed request, the news, rather than what became of the queue after.
+func serverGone(ctx, cctx context.Context, addr string, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var cre *jetty.CRError
+	failed := errors.As(err, &cre) || errors.Is(err, urma.ErrBadState)
+	if failed {
+		endsWithin(cctx.Done(), time.Second)
+	}
+	if !errors.Is(context.Cause(cctx), errServerGone) {
+		return err
+	}
+	g := &serverGoneError{addr: addr}
+	if cre != nil {
+		g.err = cre
+	}
+	return g
+}
+
+// serverGoneError is a client's failure when its server went away; err is
+// the first of the client's requests that failed with it, if one did.
+type serverGoneError struct {
+	addr string
+	err  error
+}
+
+func (e *serverGoneError) Error() string {
+	s := "the server at " + e.addr + " went away"
+	if e.err != nil {
+		s += ": " + e.err.Error()
+	}
+	return s
+}
+
+func (e *serverGoneError) Unwrap() error        { return e.err }
+func (e *serverGoneError) Is(target error) bool { return target == errServerGone }
 
 // clientTest runs the client's side of the selected test.
 func clientTest(ctx context.Context, w io.Writer, p *peer, o options) error {
