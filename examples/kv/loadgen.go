@@ -12,7 +12,9 @@ import (
 
 	"github.com/urma-go/sdk/bootstrap"
 	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/urma"
 )
 
 // result is what a load generator run measured.
@@ -88,7 +90,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 		var n uint64
 		err := binary.Read(conn, binary.BigEndian, &n)
 		if err != nil {
-			cancel(fmt.Errorf("the server went away: %w", err))
+			cancel(&serverGoneError{addr: conn.RemoteAddr().String(), conn: err})
 		}
 		ack <- served{n, err}
 	}()
@@ -96,7 +98,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	if cfg.preload {
 		start := time.Now()
 		if err := runAll(rctx, groups, func(int) phase { return phase{preload: true} }); err != nil {
-			return res, err
+			return res, serverGone(ctx, rctx, err)
 		}
 		for _, c := range clients {
 			res.preloaded += uint64(c.m.owned())
@@ -104,7 +106,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 		fmt.Fprintf(out, "kv: preloaded %d keys in %.2f s\n", res.preloaded, time.Since(start).Seconds())
 	}
 	if err := measure(rctx, out, cfg, groups, clients, &res); err != nil {
-		return res, err
+		return res, serverGone(ctx, rctx, err)
 	}
 
 	for _, c := range clients {
@@ -127,6 +129,61 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 		return res, fmt.Errorf("the server served %d requests, the clients sent %d", res.served, res.sent)
 	}
 	return res, nil
+}
+
+// serverGoneError is the load generator's failure when the server went
+// away: its end of the connection closed (conn is how the read of it
+// ended). req is the first request that failed with it, if one did.
+type serverGoneError struct {
+	addr string
+	conn error
+	req  *jetty.CRError
+}
+
+func (e *serverGoneError) Error() string {
+	if e.req != nil {
+		return fmt.Sprintf("the server at %s went away: %v", e.addr, e.req)
+	}
+	if errors.Is(e.conn, io.EOF) {
+		return fmt.Sprintf("the server at %s went away: it closed the connection", e.addr)
+	}
+	return fmt.Sprintf("the server at %s went away: %v", e.addr, e.conn)
+}
+
+func (e *serverGoneError) Unwrap() error {
+	if e.req != nil {
+		return e.req
+	}
+	return e.conn
+}
+
+// serverGone returns err, the failure of a phase, as the server's going
+// away when that is what it was: rctx, the phase's context, is cancelled
+// with a *serverGoneError when the server's end of the connection closes.
+// A request to a server that died fails about when that happens, and can
+// come first: a failed request waits a second for the news. The error then
+// names the server and the failed request's status, the news, rather than
+// what became of the queue after.
+func serverGone(ctx, rctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var cre *jetty.CRError
+	if errors.As(err, &cre) || errors.Is(err, urma.ErrBadState) {
+		select {
+		case <-rctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	var g *serverGoneError
+	if !errors.As(context.Cause(rctx), &g) {
+		return err
+	}
+	gone := *g
+	if cre != nil && gone.req == nil {
+		gone.req = cre
+	}
+	return &gone
 }
 
 // handshake sends the hello and the clients' bundle, and returns the

@@ -3,6 +3,7 @@ package main
 import (
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,4 +103,27 @@ func TestOneProcessInterrupted(t *testing.T) {
 	p := extest.Start(t, "kv", bin, "-clients", "2", "-window", "4", "-keys", "64", "-duration", "10m", "-mode", "event")
 	p.Await(progressLine, startLimit)
 	interrupted(t, p)
+}
+
+// A load generator whose server dies says so at once and names the
+// server, with the status of a request that failed with it, not the state
+// of the queue it left behind.
+func TestServerKilled(t *testing.T) {
+	bin := extest.Build(t)
+	for _, mode := range []string{"poll", "event"} {
+		t.Run(mode, func(t *testing.T) {
+			addr := extest.FreeAddr(t)
+			srv := startServer(t, bin, addr, nil)
+			cli := extest.Start(t, "client", bin, "-client", "-addr", addr, "-clients", "2", "-window", "4", "-keys", "64",
+				"-duration", "10m", "-mode", mode)
+			cli.Await(progressLine, startLimit)
+			require.NoError(t, srv.Signal(syscall.SIGKILL))
+			killed := time.Now()
+			out, err := cli.Wait(runLimit)
+			assert.Less(t, time.Since(killed), 5*time.Second, "the client noticed late:\n%s", out)
+			assert.Equal(t, 1, extest.ExitCode(t, err), out)
+			assert.Regexp(t, `(?m)^kv: the server at `+regexp.QuoteMeta(addr)+` went away: `, out)
+			assert.NotContains(t, out, "wrong state")
+		})
+	}
 }
