@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,5 +153,27 @@ func TestInterruptAndBadFlags(t *testing.T) {
 		p := extest.Start(t, "storage", bin, args...)
 		out, err := p.Wait(10 * time.Second)
 		assert.Equal(t, 2, extest.ExitCode(t, err), "%v: %s", args, out)
+	}
+}
+
+// A client whose server dies notices at once, not after its 30 s wait for
+// a response, and names the server.
+func TestServerKilled(t *testing.T) {
+	bin := extest.Build(t)
+	for _, args := range [][]string{{"-size", "500"}, {"-size", "20000", "-mode", "event"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			addr := extest.FreeAddr(t)
+			srv := extest.Start(t, "server", bin, "-server", "-addr", addr)
+			srv.Await(regexp.MustCompile(`listening on `+regexp.QuoteMeta(addr)), 30*time.Second)
+			cli := extest.Start(t, "client", bin, append([]string{"-client", "-addr", addr, "-count", "1000000000"}, args...)...)
+			cli.Await(regexp.MustCompile(`connected to `+regexp.QuoteMeta(addr)), 30*time.Second)
+			time.Sleep(300 * time.Millisecond) // requests are under way
+			require.NoError(t, srv.Signal(syscall.SIGKILL))
+			killed := time.Now()
+			out, err := cli.Wait(time.Minute)
+			assert.Less(t, time.Since(killed), 5*time.Second, "the client noticed late:\n%s", out)
+			assert.Equal(t, 1, extest.ExitCode(t, err), out)
+			assert.Regexp(t, `(?m)^storage: the server at `+regexp.QuoteMeta(addr)+` went away`, out)
+		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/examples/internal/exutil"
+	"github.com/urma-go/sdk/jetty"
+	"github.com/urma-go/sdk/urma"
 )
 
 // run starts the server, the client, or both in this process.
@@ -82,16 +84,78 @@ func dial(ctx context.Context, w io.Writer, c config, work func(context.Context,
 	if err := e.connect(ctx, conn); err != nil {
 		return err
 	}
+	// The server says nothing on the connection until it answers the
+	// goodbye: a read that ends sooner means it went away, and ends the
+	// work at once rather than after a wait for a response that cannot
+	// come.
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		_, _ = conn.Read(make([]byte, 1))
+		cancel(&serverGoneError{addr: c.Addr})
+	}()
 	fmt.Fprintf(w, "storage: client on %v eid %v, connected to %v, %s mode\n", e.ctx.Device(), e.ctx.EID(), c.Addr, c.Mode)
-	if err := work(ctx, w, cl, c); err != nil {
-		return err
+	if err := work(wctx, w, cl, c); err != nil {
+		return serverGone(ctx, wctx, e.cq.Explain(err))
+	}
+	if err := context.Cause(wctx); err != nil {
+		return err // the server left as the work ended
 	}
 	// Goodbye, a byte; the server answers once it stopped using our views.
 	if _, err := conn.Write([]byte{0}); err != nil {
 		return err
 	}
-	_, _ = conn.Read(make([]byte, 1))
+	<-answered
 	return nil
+}
+
+// serverGoneError is a client's failure when its server went away: the
+// server's end of the connection closed, or sent its goodbye, before the
+// client's. req is the first request that failed with it, if one did.
+type serverGoneError struct {
+	addr string
+	req  *jetty.CRError
+}
+
+func (e *serverGoneError) Error() string {
+	if e.req != nil {
+		return fmt.Sprintf("the server at %s went away: %v", e.addr, e.req)
+	}
+	return fmt.Sprintf("the server at %s went away", e.addr)
+}
+
+func (e *serverGoneError) Unwrap() error {
+	if e.req != nil {
+		return e.req
+	}
+	return nil
+}
+
+// serverGone returns err, the failure of the client's work, as the
+// server's going away when that is what it was: wctx, the work's context,
+// is cancelled with a *serverGoneError when the server's end of the
+// connection closes. A request to a server that died fails about when
+// that happens and can come first, so a failed request waits a second for
+// the news. The error then names the server and the failed request's
+// status, not what became of the queue after.
+func serverGone(ctx, wctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var cre *jetty.CRError
+	if errors.As(err, &cre) || errors.Is(err, urma.ErrBadState) {
+		select {
+		case <-wctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	var g *serverGoneError
+	if !errors.As(context.Cause(wctx), &g) {
+		return err
+	}
+	return &serverGoneError{addr: g.addr, req: cre}
 }
 
 // corruptCheck sends one write of size bytes whose data goes bad after
