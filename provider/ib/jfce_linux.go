@@ -12,6 +12,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/ctxwake"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
 // jfce is a completion channel plus an eventfd: the channel carries the
@@ -42,7 +43,7 @@ func (c *ibContext) NewJFCE() (provider.JFCE, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		_ = ch.Destroy()
-		return nil, provider.Errorf(provider.ErrNoMemory, "eventfd: %v", err)
+		return nil, rules.Resource("eventfd", err)
 	}
 	e := &jfce{ctx: c, ch: ch, efd: efd, jfcs: map[uint64]*jfc{}}
 	e.watch.Wake = e.wake

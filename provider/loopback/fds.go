@@ -1,28 +1,17 @@
 package loopback
 
 import (
-	"errors"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
-
-// resourceErr is the error of a system call that made a descriptor or
-// memory and failed: running out of descriptors is ErrAgain, said as
-// such, not ErrNoMemory, so that the user looks at the right limit.
-func resourceErr(op string, err error) error {
-	if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
-		return provider.Errorf(provider.ErrAgain, "%s: out of file descriptors (%v)", op, err)
-	}
-	return provider.Errorf(provider.ErrNoMemory, "%s: %v", op, err)
-}
 
 func dupFD(fd int) (int, error) {
 	d, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return -1, resourceErr("dup", err)
+		return -1, rules.Resource("dup", err)
 	}
 	return d, nil
 }
@@ -36,7 +25,7 @@ func shareFD(fd int, writable bool) (int, error) {
 	}
 	d, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, resourceErr("reopen memfd read-only", err)
+		return -1, rules.Resource("reopen memfd read-only", err)
 	}
 	return d, nil
 }

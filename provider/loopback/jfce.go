@@ -12,6 +12,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/ctxwake"
 	"github.com/urma-go/sdk/provider/internal/objtab"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
 // jfce is a completion event channel: an eventfd that producers of records
@@ -52,7 +53,7 @@ func (c *lbContext) NewJFCE() (provider.JFCE, error) {
 	}
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
-		return nil, provider.Errorf(provider.ErrNoMemory, "eventfd: %v", err)
+		return nil, rules.Resource("eventfd", err)
 	}
 	e := &jfce{ctx: c, efd: efd}
 	e.watch.Wake = e.wake

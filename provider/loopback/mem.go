@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
 // mapping is a memfd-backed shared mapping. The fd is kept so that another
@@ -36,7 +37,7 @@ const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 	fd, err := unix.MemfdCreate("urma-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|flags)
 	if err != nil {
-		return nil, resourceErr("memfd_create", err)
+		return nil, rules.Resource("memfd_create", err)
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		unix.Close(fd)
@@ -89,7 +90,7 @@ func attachMemory(fd int, size uint64) (m *mapping, writable bool, err error) {
 	mem, err := unix.Mmap(fd, 0, int(size), prot, unix.MAP_SHARED)
 	unix.Close(fd)
 	if err != nil {
-		return nil, false, resourceErr(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
+		return nil, false, rules.Resource(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
 	}
 	return &mapping{fd: -1, mem: mem}, writable, nil
 }
@@ -103,7 +104,7 @@ func attachReadOnly(fd int, size uint64) (*mapping, error) {
 	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	unix.Close(fd)
 	if err != nil {
-		return nil, resourceErr(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
+		return nil, rules.Resource(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
 	}
 	return &mapping{fd: -1, mem: mem}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
 // peerConn is this context's link to a context of another process: the
@@ -172,7 +173,7 @@ func dialErr(err error, path string, k fabricKey) error {
 	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 		return provider.Errorf(provider.ErrPermission, "cannot connect to %s: this user may not use the socket or its directory", path)
 	case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
-		return resourceErr("connect to "+path, err)
+		return rules.Resource("connect to "+path, err)
 	}
 	return provider.Errorf(provider.ErrFail, "connect to %s: %v", path, err)
 }

@@ -571,3 +571,27 @@ func quarantinedNow() []*segment {
 	}
 	return segs
 }
+
+// A failed connect says why: a full backlog is a busy context, not a
+// missing one, and a refused one is a permission, said once.
+func TestDialErrorsSayWhy(t *testing.T) {
+	k := fabricKey{uasid: 7}
+	path := filepath.Join(t.TempDir(), "ctx.sock")
+	cases := []struct {
+		err  error
+		want error
+		text string
+	}{
+		{unix.EAGAIN, provider.ErrBusy, "listen backlog is full"},
+		{unix.ENOENT, provider.ErrNotFound, "no context at eid"},
+		{unix.EACCES, provider.ErrPermission, "may not use the socket"},
+		{unix.EMFILE, provider.ErrAgain, "out of file descriptors"},
+	}
+	for _, c := range cases {
+		err := dialErr(&net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", c.err)}, path, k)
+		require.ErrorIs(t, err, c.want, "%v", c.err)
+		require.Contains(t, err.Error(), c.text)
+	}
+	err := dialErr(&net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", unix.EACCES)}, path, k)
+	require.Equal(t, 1, strings.Count(err.Error(), "permission denied"), "%v", err)
+}

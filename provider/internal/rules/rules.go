@@ -1,10 +1,25 @@
 // Package rules holds the errors every provider gives for the same
 // mistakes, so that a program sees one text and one sentinel whatever
-// device it runs on: a closed object, and a request whose target does not
-// fit its queue.
+// device it runs on: a closed object, a request whose target does not fit
+// its queue, a system out of descriptors.
 package rules
 
-import "github.com/urma-go/sdk/provider"
+import (
+	"errors"
+	"syscall"
+
+	"github.com/urma-go/sdk/provider"
+)
+
+// Resource is the error of a system call that makes a descriptor or
+// memory and failed with err: running out of descriptors is ErrAgain, said
+// as such, not ErrNoMemory, so that the user looks at the right limit.
+func Resource(op string, err error) error {
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return provider.Errorf(provider.ErrAgain, "%s: out of file descriptors (%v)", op, err)
+	}
+	return provider.Errorf(provider.ErrNoMemory, "%s: %v", op, err)
+}
 
 // Closed is the error of an operation on a closed object.
 func Closed(what string) error { return provider.Errorf(provider.ErrClosed, "%s is closed", what) }
