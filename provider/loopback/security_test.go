@@ -413,6 +413,7 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 	counts, err := newCountPage()
 	require.NoError(t, err)
 	defer counts.m.close()
+	answered := make(chan struct{}, 8)
 	// Serves HELLO properly, then answers every import with memory of
 	// the caller kind in another process (pid 1), plus a stray fd.
 	go func() {
@@ -445,6 +446,9 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 					for _, fd := range reply.fds {
 						unix.Close(fd)
 					}
+					if req.typ != msgHello {
+						answered <- struct{}{} // its own copies are closed
+					}
 				}
 			}()
 		}
@@ -453,6 +457,11 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 		_, err = c.ImportSegment(t.Context(), fake, 0)
 		require.ErrorIs(t, err, provider.ErrFail)
 		require.Contains(t, err.Error(), "malformed segment reply")
+		select {
+		case <-answered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the fake owner did not finish its answer")
+		}
 	}
 	require.Zero(t, openStrays(t), "the importer kept a descriptor the reply should not have carried")
 }
