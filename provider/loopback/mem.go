@@ -62,47 +62,45 @@ func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 // cut its memory afterwards, would otherwise crash this process (SIGBUS)
 // on access.
 func attachMapping(fd int, size uint64) (*mapping, error) {
-	m, writable, err := attachMemory(fd, size)
-	if err == nil && !writable {
-		m.close()
+	if !openForWriting(fd) {
+		unix.Close(fd)
 		return nil, provider.Errorf(provider.ErrInvalid, "a peer's memory came read-only where it must be written")
 	}
-	return m, err
+	return mapPeer(fd, size, unix.PROT_READ|unix.PROT_WRITE)
 }
 
 // attachMemory is attachMapping for memory the peer may have shared
 // read-only: a memfd opened only for reading is mapped only for reading,
 // and writable says which it was.
 func attachMemory(fd int, size uint64) (m *mapping, writable bool, err error) {
-	if err := checkPeerMemfd(fd, size); err != nil {
-		unix.Close(fd)
-		return nil, false, err
-	}
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil {
-		unix.Close(fd)
-		return nil, false, provider.Errorf(provider.ErrInvalid, "a peer's memory: fcntl: %v", err)
-	}
 	prot := unix.PROT_READ
-	if writable = fl&unix.O_ACCMODE == unix.O_RDWR; writable {
+	if writable = openForWriting(fd); writable {
 		prot |= unix.PROT_WRITE
 	}
-	mem, err := unix.Mmap(fd, 0, int(size), prot, unix.MAP_SHARED)
-	unix.Close(fd)
-	if err != nil {
-		return nil, false, rules.Resource(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
-	}
-	return &mapping{fd: -1, mem: mem}, writable, nil
+	m, err = mapPeer(fd, size, prot)
+	return m, writable, err
 }
 
-// attachReadOnly maps size bytes of a peer's memfd for reading only.
+// attachReadOnly maps size bytes of a peer's memfd for reading only,
+// however the peer opened it.
 func attachReadOnly(fd int, size uint64) (*mapping, error) {
+	return mapPeer(fd, size, unix.PROT_READ)
+}
+
+// openForWriting reports whether fd was opened for reading and writing.
+func openForWriting(fd int) bool {
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	return err == nil && fl&unix.O_ACCMODE == unix.O_RDWR
+}
+
+// mapPeer checks a peer's memfd (checkPeerMemfd) and maps size bytes of it
+// with prot. It takes ownership of fd and closes it.
+func mapPeer(fd int, size uint64, prot int) (*mapping, error) {
+	defer unix.Close(fd)
 	if err := checkPeerMemfd(fd, size); err != nil {
-		unix.Close(fd)
 		return nil, err
 	}
-	mem, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
-	unix.Close(fd)
+	mem, err := unix.Mmap(fd, 0, int(size), prot, unix.MAP_SHARED)
 	if err != nil {
 		return nil, rules.Resource(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
 	}
