@@ -67,6 +67,26 @@ func alloc(t *testing.T, c *lbContext, cfg provider.SegmentConfig) *segment {
 	return s.(*segment)
 }
 
+// expectHangUp checks that the owner closes conn without answering its
+// HELLO.
+func expectHangUp(t *testing.T, conn *net.UnixConn, why string) {
+	t.Helper()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+	_ = writeMsg(conn, message{typ: msgHello, payload: (&wire{}).u32(1).b})
+	_, err := readMsg(conn, replyLimit, 0)
+	require.Error(t, err, why)
+	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "%s: it left the connection open", why)
+}
+
+// neverAnswer takes one connection on ln and reads a request it never
+// answers, as a listener that only collects what importers send.
+func neverAnswer(ln *net.UnixListener) {
+	if conn, err := ln.AcceptUnix(); err == nil {
+		defer conn.Close()
+		_, _ = readMsg(conn, requestLimit, 0)
+	}
+}
+
 // expectRefused checks that a reply refuses with status want and hands out
 // no descriptor.
 func expectRefused(t *testing.T, m message, want provider.Status, what string) {
@@ -174,23 +194,13 @@ func TestPeersOfAnotherUserRefused(t *testing.T) {
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(c.dir, sockName(fake.EID, fake.UASID)), Net: "unix"})
 	require.NoError(t, err)
 	defer ln.Close()
-	go func() {
-		if conn, err := ln.AcceptUnix(); err == nil {
-			defer conn.Close()
-			_, _ = readMsg(conn, requestLimit, 0) // never answered
-		}
-	}()
+	go neverAnswer(ln)
 
 	_, err = c.ImportSegment(t.Context(), fake, 0)
 	require.ErrorIs(t, err, provider.ErrPermission)
 	require.Contains(t, err.Error(), "not to this user")
 
-	conn := rawDial(t, c)
-	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	_ = writeMsg(conn, message{typ: msgHello, payload: (&wire{}).u32(1).b})
-	_, err = readMsg(conn, replyLimit, 0)
-	require.Error(t, err, "the owner hangs up on a peer of another user without answering")
-	require.NotErrorIs(t, err, os.ErrDeadlineExceeded)
+	expectHangUp(t, rawDial(t, c), "the owner hangs up on a peer of another user without answering")
 }
 
 // The same, with a real process of another user: only root can make one.
@@ -214,11 +224,7 @@ func TestPeersOfAnotherUserRefusedForReal(t *testing.T) {
 	require.NoError(t, syscall.Setresuid(-1, 0, -1))
 	require.NoError(t, err)
 	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	_ = writeMsg(conn, message{typ: msgHello, payload: (&wire{}).u32(1).b})
-	_, err = readMsg(conn, replyLimit, 0)
-	require.Error(t, err, "the owner hangs up on uid 65534")
-	require.NotErrorIs(t, err, os.ErrDeadlineExceeded)
+	expectHangUp(t, conn, "the owner hangs up on uid 65534")
 
 	// A listener of another user in a context's place is not believed.
 	s := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead})
@@ -230,12 +236,7 @@ func TestPeersOfAnotherUserRefusedForReal(t *testing.T) {
 	require.NoError(t, syscall.Setresuid(-1, 0, -1))
 	require.NoError(t, err)
 	defer ln.Close()
-	go func() {
-		if conn, err := ln.AcceptUnix(); err == nil {
-			defer conn.Close()
-			_, _ = readMsg(conn, requestLimit, 0) // never answered
-		}
-	}()
+	go neverAnswer(ln)
 	_, err = c.ImportSegment(t.Context(), fake, 0)
 	require.ErrorIs(t, err, provider.ErrPermission)
 	require.Contains(t, err.Error(), "belongs to uid 65534")
@@ -490,14 +491,10 @@ func TestMaxPeers(t *testing.T) {
 	a, b := rawDial(t, c), rawDial(t, c)
 	rawCall(t, a, msgList, nil)
 	rawCall(t, b, msgList, nil)
-	third := rawDial(t, c)
-	require.NoError(t, third.SetDeadline(time.Now().Add(5*time.Second)))
-	_ = writeMsg(third, message{typ: msgList})
-	_, err := readMsg(third, replyLimit, 0)
-	require.Error(t, err, "a third connection is refused")
+	expectHangUp(t, rawDial(t, c), "a third connection is refused")
 
 	t.Setenv(EnvMaxPeers, "zero")
-	_, err = theDevice.Open(0)
+	_, err := theDevice.Open(0)
 	require.ErrorIs(t, err, provider.ErrInvalid)
 	require.Contains(t, err.Error(), EnvMaxPeers)
 }
