@@ -31,20 +31,33 @@ type sender struct {
 // Post keeps no reference to wrs.
 func (s *sender) Post(wrs []WR) error {
 	s.mu.Lock()
-	if cap(s.scratch) < len(wrs) {
-		s.scratch = make([]provider.WR, len(wrs))
+	ws := s.one[:]
+	if len(wrs) != 1 {
+		if cap(s.scratch) < len(wrs) {
+			s.scratch = make([]provider.WR, len(wrs))
+		}
+		ws = s.scratch[:len(wrs)]
 	}
-	ws := s.scratch[:len(wrs)]
 	for i := range wrs {
 		rawWR(&ws[i], &wrs[i])
 	}
 	n, err := s.post(ws)
-	clear(ws)
+	dropRefs(ws)
 	s.mu.Unlock()
 	if err != nil {
 		return &PostError{Op: s.kind + " post", Index: n, Err: err}
 	}
 	return nil
+}
+
+// dropRefs clears what the scratch requests ws refer to (the caller's
+// remotes, SGE lists, segments and inline bytes), so that they keep
+// nothing of a post alive; the other fields are overwritten by the next.
+func dropRefs(ws []provider.WR) {
+	for i := range ws {
+		w := &ws[i]
+		w.Target, w.Local, w.Remote.Seg, w.Inline = nil, nil, nil, nil
+	}
 }
 
 // Flush returns WR_FLUSH_ERR records for the requests still queued, after
@@ -102,21 +115,29 @@ func (s *sender) Modify(st urma.State) error {
 	return nil
 }
 
-// postOne posts the scratch request built by fill.
-func (s *sender) postOne(op urma.Opcode, to *Remote, flags Flags, userCtx uint64, fill func(w *provider.WR)) error {
+// postOne posts one signaled request of opcode op to to, with the local
+// range local (none when nil), the remote range remote and the
+// request's own values imm, compare and operand.
+func (s *sender) postOne(op urma.Opcode, to *Remote, local *segment.SGE, remote segment.SGE, imm, compare, operand uint64, flags Flags, userCtx uint64) error {
 	s.mu.Lock()
-	// Zeroed, then filled field by field: a literal stored through a
-	// pointer is built in a temporary and copied.
+	// Filled field by field: a literal stored through a pointer is built
+	// in a temporary and copied.
 	w := &s.one[0]
-	*w = provider.WR{}
 	w.Opcode, w.Flags, w.UserCtx = provider.Opcode(op), provider.WRFlags(flags|Signaled), userCtx
+	w.Target = nil
 	if to != nil {
 		w.Target = to.p
 	}
-	fill(w)
+	w.Local = nil
+	if local != nil {
+		s.sge[0] = local.Raw()
+		w.Local = s.sge[:]
+	}
+	w.Remote, w.Inline = remote.Raw(), nil
+	w.Imm, w.Compare, w.Operand = imm, compare, operand
 	n, err := s.post(s.one[:])
-	*w = provider.WR{}
-	s.sge[0] = provider.SGE{}
+	dropRefs(s.one[:])
+	s.sge[0].Seg = nil
 	s.mu.Unlock()
 	if err != nil {
 		return &PostError{Op: s.kind + " " + op.String(), Index: n, Err: err}
@@ -139,45 +160,30 @@ func (s *sender) postOne(op urma.Opcode, to *Remote, flags Flags, userCtx uint64
 // one-sided requests go through it as a SEND does (nil only on a bound RC
 // Jetty). flags can add Fence, Solicited or Inline.
 func (s *sender) Write(to *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpWrite, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = local.Raw()
-		w.Local, w.Remote = s.sge[:], remote.Raw()
-	})
+	return s.postOne(urma.OpWrite, to, &local, remote, 0, 0, 0, flags, userCtx)
 }
 
 // WriteImm posts a WRITE_IMM: the data lands in remote and the peer's JFR
 // or Jetty to consumes a receive whose record carries imm. to is imported
 // as for Write.
 func (s *sender) WriteImm(to *Remote, remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpWriteImm, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = local.Raw()
-		w.Local, w.Remote, w.Imm = s.sge[:], remote.Raw(), imm
-	})
+	return s.postOne(urma.OpWriteImm, to, &local, remote, imm, 0, 0, flags, userCtx)
 }
 
 // Read posts a READ of remote, a range of a segment.Target, into local.
 // from is the peer's imported JFR or Jetty, as for Write.
 func (s *sender) Read(from *Remote, remote, local segment.SGE, flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpRead, from, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = local.Raw()
-		w.Local, w.Remote = s.sge[:], remote.Raw()
-	})
+	return s.postOne(urma.OpRead, from, &local, remote, 0, 0, 0, flags, userCtx)
 }
 
 // Send posts a SEND of local to the peer's JFR or Jetty.
 func (s *sender) Send(to *Remote, local segment.SGE, flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpSend, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = local.Raw()
-		w.Local = s.sge[:]
-	})
+	return s.postOne(urma.OpSend, to, &local, segment.SGE{}, 0, 0, 0, flags, userCtx)
 }
 
 // SendImm posts a SEND_IMM; the receiver's record carries imm.
 func (s *sender) SendImm(to *Remote, local segment.SGE, imm uint64, flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpSendImm, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = local.Raw()
-		w.Local, w.Imm = s.sge[:], imm
-	})
+	return s.postOne(urma.OpSendImm, to, &local, segment.SGE{}, imm, 0, 0, flags, userCtx)
 }
 
 // CompareSwap posts a CAS on the 8 aligned bytes of remote: if they equal
@@ -185,10 +191,7 @@ func (s *sender) SendImm(to *Remote, local segment.SGE, imm uint64, flags Flags,
 // host byte order). to is the peer's imported JFR or Jetty, as for Write.
 // Caller.CompareSwap posts one and waits for the old value.
 func (s *sender) CompareSwap(to *Remote, remote, result segment.SGE, compare, swap uint64, flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpCAS, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = result.Raw()
-		w.Local, w.Remote, w.Compare, w.Operand = s.sge[:], remote.Raw(), compare, swap
-	})
+	return s.postOne(urma.OpCAS, to, &result, remote, 0, compare, swap, flags, userCtx)
 }
 
 // FetchAdd posts a FADD of add to the 8 aligned bytes of remote; the old
@@ -206,13 +209,10 @@ func (s *sender) Atomic(op urma.Opcode, to *Remote, remote, result segment.SGE, 
 		return &PostError{Op: s.kind + " atomic", Err: provider.Errorf(urma.ErrInvalid,
 			"%v is not a single-operand atomic (use CompareSwap)", op)}
 	}
-	return s.postOne(op, to, flags, userCtx, func(w *provider.WR) {
-		s.sge[0] = result.Raw()
-		w.Local, w.Remote, w.Operand = s.sge[:], remote.Raw(), operand
-	})
+	return s.postOne(op, to, &result, remote, 0, 0, operand, flags, userCtx)
 }
 
 // NOP posts a signaled NOP, which completes after the requests before it.
 func (s *sender) NOP(flags Flags, userCtx uint64) error {
-	return s.postOne(urma.OpNOP, nil, flags, userCtx, func(*provider.WR) {})
+	return s.postOne(urma.OpNOP, nil, nil, segment.SGE{}, 0, 0, 0, flags, userCtx)
 }

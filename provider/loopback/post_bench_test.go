@@ -88,3 +88,40 @@ func BenchmarkPost(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPostAndPoll measures the loop a user writes from the API
+// alone: one signaled request, then a poll for its record, on default
+// (locked) queues; through Post, through the helper of its opcode, and
+// prepared, for comparison.
+func BenchmarkPostAndPoll(b *testing.B) {
+	b.Run("Write8Post", func(b *testing.B) {
+		p := newPair(b)
+		wrs := []jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: p.remote,
+			Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}}
+		b.ReportAllocs()
+		for b.Loop() {
+			must(b, p.jfs.Post(wrs))
+			p.pollOne(b, p.jfcA)
+		}
+	})
+	b.Run("Write8Helper", func(b *testing.B) {
+		p := newPair(b)
+		local, remote := p.src.SGE(0, 8), p.tgt.SGE(0, 8)
+		b.ReportAllocs()
+		for b.Loop() {
+			must(b, p.jfs.Write(p.remote, remote, local, 0, 0))
+			p.pollOne(b, p.jfcA)
+		}
+	})
+	b.Run("Write8Prepared", func(b *testing.B) {
+		p := newPair(b)
+		pr, err := p.jfs.Prepare(jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: p.remote,
+			Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)})
+		must(b, err)
+		b.ReportAllocs()
+		for b.Loop() {
+			must(b, pr.Post())
+			p.pollOne(b, p.jfcA)
+		}
+	})
+}

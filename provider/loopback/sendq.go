@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
@@ -72,6 +73,8 @@ type sendq struct {
 	// them for polls and arms that look without the lock (see inboxOut).
 	ib    inboxSends
 	ibOut uint64
+	// memo is the last single request Post checked in full (postMemo).
+	memo postMemo
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -133,8 +136,28 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	}
 	// Not deferred, as in prepared.Post: a deferred unlock costs every
 	// post a closure's setup and a call.
-	n, err := q.postLocked(wrs)
+	var n int
+	var err error
+	if len(wrs) == 1 {
+		n, err = q.postOneLocked(&wrs[0])
+	} else {
+		n, err = q.postLocked(wrs)
+	}
 	q.mu.UnlockOwner()
+	return n, err
+}
+
+// postOneLocked is postLocked of the one request w: posted as the memo's
+// prepared request when it has the memo's shape, else checked in full and
+// then kept as the memo.
+func (q *sendq) postOneLocked(w *provider.WR) (int, error) {
+	if q.memo.fits(w) {
+		return q.memo.post(w)
+	}
+	n, err := q.postLocked(unsafe.Slice(w, 1))
+	if n == 1 {
+		q.learn(w)
+	}
 	return n, err
 }
 
@@ -566,6 +589,7 @@ func (q *sendq) destroy() {
 		}
 	}
 	q.pending = nil
+	q.memo.forget()
 	q.mu.Unlock()
 	q.jfc.stalled.remove(q)
 	q.ctx.unregisterSendq(q)

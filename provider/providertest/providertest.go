@@ -126,6 +126,7 @@ func Run(t *testing.T, h Harness) {
 		{"imports", importTests},
 		{"badinput", badInputTests},
 		{"prepared", preparedTests},
+		{"repeated posts", repeatTests},
 		{"prepared receives", preparedRecvTests},
 		{"postafter", postAfterTests},
 		{"postwhen", postWhenTests},

@@ -1,0 +1,116 @@
+package loopback
+
+import "github.com/urma-go/sdk/provider"
+
+// postMemo is the last single request a queue's Post ran through the full
+// checks, kept as a prepared request (see prepared). A Post of one request
+// of the same shape (the same opcode and flags but Signaled, target, local
+// range or inline length, and remote range) posts it the way a prepared
+// request is posted: only what can change between posts is checked again
+// (states, closed flags, the queue's room), which is what makes the loop a
+// user writes with Post as fast as one that prepares its requests. The
+// fields that a prepared request lets change between posts (the user
+// context, immediate data and atomic operands), the Signaled flag and the
+// inline bytes are taken from each request.
+//
+// A memo is the queue's, under its lock. It keeps no reference to a
+// caller's slices between posts: the inline bytes it borrows for a post are
+// dropped when the post returns.
+type postMemo struct {
+	p     prepared
+	valid bool
+	// The shape: what the request's checks and lookups depend on.
+	op        provider.Opcode
+	flags     provider.WRFlags // without FlagSignaled
+	target    *remote          // nil for none (a bound RC Jetty)
+	inlineLen int
+	// The local range (nil lseg for inline data) and the remote one.
+	// Segments are compared as the provider's own pointers, never as
+	// interfaces, whose comparison panics on a dynamic type without ==.
+	lseg         *segment
+	laddr, raddr uint64
+	llen, rlen   uint32
+	rseg         *target
+}
+
+// shapeFlags are the flags a memo's shape includes.
+const shapeFlags = ^provider.FlagSignaled
+
+// fits tells whether w has the memo's shape.
+func (m *postMemo) fits(w *provider.WR) bool {
+	if !m.valid || w.Opcode != m.op || w.Flags&shapeFlags != m.flags {
+		return false
+	}
+	if t := asRemote(w.Target); t != m.target || t == nil && w.Target != nil {
+		return false
+	}
+	r := &w.Remote
+	if asTarget(r.Seg) != m.rseg || (r.Seg == nil) != (m.rseg == nil) || r.Addr != m.raddr || r.Len != m.rlen {
+		return false
+	}
+	if m.lseg == nil {
+		return len(w.Local) == 0 && len(w.Inline) == m.inlineLen
+	}
+	if len(w.Local) != 1 {
+		return false
+	}
+	l := &w.Local[0]
+	return asSegment(l.Seg) == m.lseg && l.Addr == m.laddr && l.Len == m.llen
+}
+
+// post runs w, which fits the memo, as the memo's prepared request; the
+// caller holds the queue's lock.
+func (m *postMemo) post(w *provider.WR) (int, error) {
+	p := &m.p
+	k := &p.wr[0]
+	k.Flags, k.UserCtx, k.Imm, k.Compare, k.Operand = w.Flags, w.UserCtx, w.Imm, w.Compare, w.Operand
+	if m.inlineLen > 0 {
+		k.Inline, p.local = w.Inline, w.Inline
+		n, err := p.postLocked()
+		k.Inline, p.local = nil, nil
+		return n, err
+	}
+	return p.postLocked()
+}
+
+// learn makes w, which the queue's Post has just run through the full
+// checks, the memo, when it is a request a prepared request would post
+// its short way; otherwise the memo is left empty. Under the queue's lock.
+func (q *sendq) learn(w *provider.WR) {
+	m := &q.memo
+	m.valid = false
+	if w.Opcode == provider.OpNOP || len(w.Local) > 1 || len(w.Local) == 1 && w.Flags&provider.FlagInline != 0 {
+		return
+	}
+	rem, err := q.target(w)
+	if err != nil {
+		return
+	}
+	p := &m.p
+	*p = prepared{q: q, rem: rem}
+	k := &p.wr[0]
+	*k = *w
+	k.Local = p.sge[:copy(p.sge[:], w.Local)]
+	if !p.resolve() {
+		*p = prepared{}
+		return
+	}
+	if len(w.Inline) > 0 {
+		// The caller's bytes: each post borrows its own.
+		k.Inline, p.local = nil, nil
+	}
+	p.fast = true
+	m.valid = true
+	m.op, m.flags, m.target = w.Opcode, w.Flags&shapeFlags, asRemote(w.Target)
+	m.rseg, m.raddr, m.rlen = asTarget(w.Remote.Seg), w.Remote.Addr, w.Remote.Len
+	m.lseg, m.laddr, m.llen, m.inlineLen = nil, 0, 0, 0
+	if p.seg == nil {
+		m.inlineLen = len(w.Inline)
+	} else {
+		m.lseg, m.laddr, m.llen = p.seg, w.Local[0].Addr, w.Local[0].Len
+	}
+}
+
+// forget empties the memo, so that it holds nothing of the queue's peers
+// or memory once the queue is closed.
+func (m *postMemo) forget() { *m = postMemo{} }
