@@ -59,6 +59,7 @@ type client struct {
 	// the client's costliest miss.
 	pick   int
 	sent   uint64
+	posts  uint64 // measured fills that issued requests
 	hist   hist
 	counts counts
 	done   atomic.Uint64 // measured responses, for the progress line
@@ -192,11 +193,19 @@ func (c *client) fill(p *phase, now time.Time) (bool, error) {
 	if !p.deadline.IsZero() && now.After(p.deadline) {
 		p.budget = p.issued
 	}
-	for len(c.free) > 0 && (p.budget < 0 || p.issued < p.budget) {
+	// In batch mode, as redis-benchmark -P pipelines, a client issues
+	// nothing while any of its requests is outstanding, then fills its
+	// whole window in one post.
+	batched := c.cfg.batch && len(c.free) < len(c.win)
+	issued := p.issued
+	for !batched && len(c.free) > 0 && (p.budget < 0 || p.issued < p.budget) {
 		if err := c.issue(p.preload, now); err != nil {
 			return false, err
 		}
 		p.issued++
+	}
+	if p.issued > issued && !p.preload {
+		c.posts++
 	}
 	if _, err := c.b.post(c.jfs); err != nil {
 		return false, fmt.Errorf("client %d: %w", c.id, c.cq.Explain(err))

@@ -18,6 +18,7 @@ import (
 // and they would then take turns by the scheduler's time slice.
 type group struct {
 	cq      *exutil.Completions
+	w       *waiter
 	clients []*client
 }
 
@@ -37,7 +38,7 @@ func newGroups(ctx *urma.Context, cfg *config, jfrToken uint32) ([]*group, error
 		if err != nil {
 			return groups[:g], err
 		}
-		groups[g] = &group{cq: cq}
+		groups[g] = &group{cq: cq, w: newWaiter(cq.JFC, cfg.Event(), cfg.spin)}
 	}
 	for i := range cfg.clients {
 		g := groups[i%threads]
@@ -63,8 +64,13 @@ func (g *group) close() error {
 }
 
 // run runs a phase on every client of the group, phases[i] being client
-// i's, keeping their windows full and checking every response.
+// i's, keeping their windows full (or, with -batch, issuing a window's
+// worth once all of a client's requests are answered) and checking every
+// response.
 func (g *group) run(ctx context.Context, phases []phase) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer g.w.watchStalls(cancel)()
 	for i, c := range g.clients {
 		c.begin(&phases[i])
 	}
@@ -87,7 +93,7 @@ func (g *group) run(ctx context.Context, phases []phase) error {
 		// clock reading dates them all.
 		var polled time.Time
 		for {
-			cr, err := g.cq.NextRef(ctx, waitLimit)
+			cr, err := g.w.next(ctx)
 			if err != nil {
 				if cr != nil && !cr.OK() {
 					err = fmt.Errorf("%w: %v", err, cr)
@@ -109,7 +115,7 @@ func (g *group) run(ctx context.Context, phases []phase) error {
 					return fmt.Errorf("client %d: %w", c.id, err)
 				}
 			}
-			if g.cq.Queued() == 0 {
+			if g.w.queuedRecords() == 0 {
 				break
 			}
 		}

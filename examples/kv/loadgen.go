@@ -26,6 +26,10 @@ type result struct {
 	hist      hist
 	sent      uint64 // requests of every phase
 	served    uint64 // what the server says it served
+	// posts counts the measured phase's fills that issued requests (with
+	// -batch, one per window); parks the clients' waits that slept on a
+	// JFCE.
+	posts, parks uint64
 }
 
 // loadgen runs cfg.clients clients against the server at the other end of
@@ -111,6 +115,10 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 
 	for _, c := range clients {
 		res.sent += c.sent
+		res.posts += c.posts
+	}
+	for _, g := range groups {
+		res.parks += g.w.parks.Load()
 	}
 	if err := binary.Write(conn, binary.BigEndian, res.sent); err != nil {
 		return res, err
@@ -125,6 +133,9 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 		return res, err
 	}
 	report(out, &res)
+	if cfg.Event() {
+		fmt.Fprintf(out, "kv: the clients slept on their JFCE %d times (-spin %v)\n", res.parks, cfg.spin)
+	}
 	if res.served != res.sent {
 		return res, fmt.Errorf("the server served %d requests, the clients sent %d", res.served, res.sent)
 	}

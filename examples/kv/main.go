@@ -35,9 +35,16 @@ type config struct {
 	duration time.Duration
 	signal   int
 	preload  bool
+	spin     time.Duration
+	batch    bool
 }
 
 const defaultAddr = "127.0.0.1:18600"
+
+// defaultSpin is how long an event-mode wait polls before it sleeps: a
+// response or request that comes within it costs no wake-up, and an idle
+// side gives its core away soon after.
+const defaultSpin = 20 * time.Microsecond
 
 func (c *config) register(fs *flag.FlagSet) {
 	c.Common.Register(fs, defaultAddr)
@@ -52,6 +59,8 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "stop after this long (0: no limit)")
 	fs.IntVar(&c.signal, "signal", 16, "signal one of every N sends (server) and WRITEs (clients)")
 	fs.BoolVar(&c.preload, "preload", true, "load generator: PUT every key once before measuring")
+	fs.DurationVar(&c.spin, "spin", defaultSpin, "event mode: poll this long before sleeping (0: sleep at once)")
+	fs.BoolVar(&c.batch, "batch", false, "load generator: issue a window of requests only once the last window is answered (redis-benchmark -P)")
 }
 
 func (c *config) validate() error {
@@ -60,6 +69,9 @@ func (c *config) validate() error {
 	}
 	if c.workers < 1 || c.workers > maxWorkers {
 		return fmt.Errorf("-workers %d: want 1 to %d", c.workers, maxWorkers)
+	}
+	if c.spin < 0 {
+		return fmt.Errorf("-spin %v: want 0 or more", c.spin)
 	}
 	if c.signal < 1 || c.signal > 1024 {
 		return fmt.Errorf("-signal %d: want 1 to 1024", c.signal)

@@ -121,6 +121,8 @@ func TestParseArgs(t *testing.T) {
 	assert.Equal(t, 32, cfg.value)
 	assert.Equal(t, 0.95, cfg.getRatio)
 	assert.True(t, cfg.preload)
+	assert.Equal(t, defaultSpin, cfg.spin)
+	assert.False(t, cfg.batch)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -130,6 +132,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-workers", "0"}, "-workers 0"},
 		{[]string{"-workers", "65"}, "-workers 65"},
 		{[]string{"-signal", "0"}, "-signal 0"},
+		{[]string{"-spin", "-1us"}, "-spin -1µs"},
 		{[]string{"-clients", "0"}, "0 clients"},
 		{[]string{"-threads", "-1"}, "-threads -1"},
 		{[]string{"-window", "2000"}, "window 2000"},

@@ -101,13 +101,13 @@ func (w *worker) close() error {
 // How a worker waits. Busy or idle, it yields to the scheduler by the
 // clock (package spin: a loop that only reads memory must let the
 // scheduler in) and checks ctx when it does. In event mode, once idle for
-// idleSpin, it sleeps between scans instead: a WRITE raises no event that
-// could wake it, so the region is still polled, less eagerly. A sleep
-// may last much longer than it asks for (the runtime's timer
-// resolution), so idleSleep is a floor, not a period.
+// -spin (checked every idleRounds empty scans), it sleeps between scans
+// instead: a WRITE raises no event that could wake it, so the region is
+// still polled, less eagerly. A sleep may last much longer than it asks
+// for (the runtime's timer resolution), so idleSleep is a floor, not a
+// period.
 const (
 	idleRounds = 64
-	idleSpin   = 200 * time.Microsecond
 	idleSleep  = 50 * time.Microsecond
 )
 
@@ -173,7 +173,7 @@ func (w *worker) run(ctx context.Context) error {
 		switch {
 		case idle == idleRounds:
 			idleSince = time.Now()
-		case time.Since(idleSince) >= idleSpin:
+		case time.Since(idleSince) >= ss.srv.cfg.spin:
 			time.Sleep(idleSleep)
 			if ctx.Err() != nil {
 				return nil
