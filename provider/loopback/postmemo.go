@@ -1,6 +1,10 @@
 package loopback
 
-import "github.com/urma-go/sdk/provider"
+import (
+	"unsafe"
+
+	"github.com/urma-go/sdk/provider"
+)
 
 // postMemo is the last single request a queue's Post ran through the full
 // checks, kept as a prepared request (see prepared). A Post of one request
@@ -19,18 +23,32 @@ import "github.com/urma-go/sdk/provider"
 type postMemo struct {
 	p     prepared
 	valid bool
-	// The shape: what the request's checks and lookups depend on.
-	op        provider.Opcode
-	flags     provider.WRFlags // without FlagSignaled
-	target    *remote          // nil for none (a bound RC Jetty)
-	inlineLen int
-	// The local range (nil lseg for inline data) and the remote one.
-	// Segments are compared as the provider's own pointers, never as
-	// interfaces, whose comparison panics on a dynamic type without ==.
-	lseg         *segment
+	// The shape: what the request's checks and lookups depend on. The
+	// interfaces (target, segments) are compared by their two words: the
+	// same words are the same dynamic type and the same object, and no
+	// comparison of values (which panics on a type without ==) is made.
+	op           provider.Opcode
+	flags        provider.WRFlags // without FlagSignaled
+	target       ifaceWords
+	lseg, rseg   ifaceWords // lseg zero for inline data
 	laddr, raddr uint64
 	llen, rlen   uint32
-	rseg         *target
+	inlineLen    int
+}
+
+// ifaceWords are the two words of an interface value: its type and its
+// data.
+type ifaceWords [2]unsafe.Pointer
+
+// wordsOf returns the words of the interface *p, which must point to an
+// interface value.
+func wordsOf[T any](p *T) ifaceWords { return *(*ifaceWords)(unsafe.Pointer(p)) }
+
+// same tells whether the interface *p has the words a; word by word, where
+// == on the arrays would call the runtime's memory comparison.
+func same[T any](p *T, a *ifaceWords) bool {
+	b := (*ifaceWords)(unsafe.Pointer(p))
+	return b[0] == a[0] && b[1] == a[1]
 }
 
 // shapeFlags are the flags a memo's shape includes.
@@ -38,24 +56,18 @@ const shapeFlags = ^provider.FlagSignaled
 
 // fits tells whether w has the memo's shape.
 func (m *postMemo) fits(w *provider.WR) bool {
-	if !m.valid || w.Opcode != m.op || w.Flags&shapeFlags != m.flags {
+	if !m.valid || w.Opcode != m.op || w.Flags&shapeFlags != m.flags || !same(&w.Target, &m.target) ||
+		!same(&w.Remote.Seg, &m.rseg) || w.Remote.Addr != m.raddr || w.Remote.Len != m.rlen {
 		return false
 	}
-	if t := asRemote(w.Target); t != m.target || t == nil && w.Target != nil {
-		return false
-	}
-	r := &w.Remote
-	if asTarget(r.Seg) != m.rseg || (r.Seg == nil) != (m.rseg == nil) || r.Addr != m.raddr || r.Len != m.rlen {
-		return false
-	}
-	if m.lseg == nil {
+	if m.inlineLen != 0 {
 		return len(w.Local) == 0 && len(w.Inline) == m.inlineLen
 	}
 	if len(w.Local) != 1 {
 		return false
 	}
 	l := &w.Local[0]
-	return asSegment(l.Seg) == m.lseg && l.Addr == m.laddr && l.Len == m.llen
+	return same(&l.Seg, &m.lseg) && l.Addr == m.laddr && l.Len == m.llen
 }
 
 // post runs w, which fits the memo, as the memo's prepared request; the
@@ -101,13 +113,13 @@ func (q *sendq) learn(w *provider.WR) {
 	}
 	p.fast = true
 	m.valid = true
-	m.op, m.flags, m.target = w.Opcode, w.Flags&shapeFlags, asRemote(w.Target)
-	m.rseg, m.raddr, m.rlen = asTarget(w.Remote.Seg), w.Remote.Addr, w.Remote.Len
-	m.lseg, m.laddr, m.llen, m.inlineLen = nil, 0, 0, 0
+	m.op, m.flags, m.target = w.Opcode, w.Flags&shapeFlags, wordsOf(&w.Target)
+	m.rseg, m.raddr, m.rlen = wordsOf(&w.Remote.Seg), w.Remote.Addr, w.Remote.Len
+	m.lseg, m.laddr, m.llen, m.inlineLen = ifaceWords{}, 0, 0, 0
 	if p.seg == nil {
 		m.inlineLen = len(w.Inline)
 	} else {
-		m.lseg, m.laddr, m.llen = p.seg, w.Local[0].Addr, w.Local[0].Len
+		m.lseg, m.laddr, m.llen = wordsOf(&w.Local[0].Seg), w.Local[0].Addr, w.Local[0].Len
 	}
 }
 
