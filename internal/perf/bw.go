@@ -43,7 +43,9 @@ func (s *signaler) atSignal() bool { return s.left == s.cqMod }
 
 // bwClient keeps TxDepth requests in flight, posting PostList at a time
 // and signaling one in CQMod, until limit requests are done (or, with a
-// duration, until it passes).
+// duration, until it passes). The default loop posts with the queue's Post
+// (a list of one without -l); a tuned one posts a lone request from its
+// prepared handles.
 func (r *run) bwClient(limit int) (bwOutcome, error) {
 	e := r.e
 	cfg := e.cfg
@@ -62,7 +64,7 @@ func (r *run) bwClient(limit int) (bwOutcome, error) {
 				break
 			}
 			batch := min(cfg.PostList, cfg.TxDepth-(posted-completed), limit-posted)
-			if cfg.PostList == 1 {
+			if cfg.PostList == 1 && r.loud != nil {
 				pr := r.quiet
 				if sig.next(posted+1, limit) {
 					pr = r.loud

@@ -96,23 +96,37 @@ type Config struct {
 	// CAS selects compare-and-swap for the atomic tests (-A cas), else
 	// fetch-and-add.
 	CAS bool
-	// TxDepth is the number of requests in flight (-t); RxDepth the
-	// receives posted for SEND (-r).
+	// TxDepth is the number of requests in flight (-T); RxDepth the
+	// receives posted for SEND (-R).
 	TxDepth, RxDepth int
 	// PostList posts that many requests per Post call (-l).
 	PostList int
 	// CQMod signals one request in CQMod (-Q); the others complete
 	// silently.
 	CQMod int
+	// Tuned runs the loops tuned past what the plain API gives (--tuned):
+	// requests prepared once and posted from their handles
+	// (jetty.Prepared, jetty.PreparedRecv), the next latency request
+	// posted from the poll or the memory wait that releases it
+	// (Prepared.PostAfter, Prepared.PostWhen), JFC.PollWait, and
+	// lock-free queues. Otherwise the loops are what a user writes from
+	// the jetty package's documentation: Post of a []jetty.WR, PostRecv,
+	// JFC.Poll (or, in event mode, Rearm and Wait), queues of default
+	// configuration.
+	Tuned bool
+	// LockFree creates the queues lock-free (-L, as urma_perftest's
+	// --lock_free): the run's loop is the only goroutine that posts to
+	// them and polls their JFCs. Tuned implies it.
+	LockFree bool
 	// Warmup is how many requests a bandwidth test runs, untimed, before
-	// each size's timed ones (-w), as ucx_perftest's warm-up: the first
+	// each size's timed ones (--warmup), as ucx_perftest's warm-up: the first
 	// messages of a run map the peer's buffers and fault in the rings'
 	// pages, which a short run would otherwise count. Latency tests take
 	// none (they report medians).
 	Warmup int
 }
 
-// DefaultWarmup is the warm-up of bandwidth tests unless -w says
+// DefaultWarmup is the warm-up of bandwidth tests unless --warmup says
 // otherwise: ucx_perftest's default.
 const DefaultWarmup = 10000
 
@@ -132,14 +146,14 @@ func AllSizes(max int) []int {
 	return s
 }
 
-// Defaults fills zero fields with perftest's defaults: 1000 iterations for
-// latency, 5000 for bandwidth; 2-byte messages for latency, 64 KiB for
-// bandwidth; depth 1 for latency, 128 for bandwidth; 512 receives;
-// signaling every request for latency, every 100th for bandwidth (at most
-// half the depth).
+// Defaults fills zero fields with urma_perftest's defaults: RM mode;
+// 10000 iterations for latency, 50000 for bandwidth; 2-byte messages for
+// latency, 64 KiB for bandwidth; depth 1 for latency, 128 for bandwidth;
+// 512 receives; signaling every request for latency, every 100th for
+// bandwidth (at most one per depth, as urma_perftest caps its cq_mod).
 func (c Config) Defaults() Config {
 	if c.Mode == 0 {
-		c.Mode = urma.RC
+		c.Mode = urma.RM
 	}
 	if len(c.Sizes) == 0 {
 		switch {
@@ -152,9 +166,9 @@ func (c Config) Defaults() Config {
 		}
 	}
 	if c.Iters == 0 {
-		c.Iters = 1000
+		c.Iters = 10000
 		if c.Test.BW {
-			c.Iters = 5000
+			c.Iters = 50000
 		}
 	}
 	if c.TxDepth == 0 {
@@ -172,7 +186,7 @@ func (c Config) Defaults() Config {
 	if c.CQMod == 0 {
 		c.CQMod = 1
 		if c.Test.BW {
-			c.CQMod = min(100, max(1, c.TxDepth/2))
+			c.CQMod = min(100, c.TxDepth)
 		}
 	}
 	return c

@@ -46,11 +46,19 @@ type endpoint struct {
 	// peer is the other side's Jetty (bound) or JFR; tgt its segment.
 	peer *jetty.Remote
 	tgt  *segment.Target
-	// post, prepare and prepareRecv are the queue's.
+	// post and postRecv are the queue's; prepare and prepareRecv too,
+	// but only in a tuned run (nil otherwise: the default loops post
+	// through the plain API alone).
 	post        func([]jetty.WR) error
+	postRecv    func([]jetty.RecvWR) error
 	prepare     func(jetty.WR) (*jetty.Prepared, error)
 	prepareRecv func([]jetty.RecvWR) (*jetty.PreparedRecv, error)
 	crs         []jetty.CR
+	// lockFree is whether the JFS and JFCs were created lock-free;
+	// prepared counts the requests and receive lists prepared. Both say
+	// what a run used (the tests check them).
+	lockFree bool
+	prepared int
 	// recvsPosted counts receives posted and not consumed; pendingSend
 	// requests posted and not yet retired by a record; pendingRecv
 	// receives completed and not yet consumed by a loop. They carry over
@@ -69,7 +77,7 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		return nil, err
 	}
 	attr := dev.Attr()
-	e = &endpoint{cfg: cfg, token: rand.Uint32() | 1, region: cfg.maxSize()}
+	e = &endpoint{cfg: cfg, token: rand.Uint32() | 1, region: cfg.maxSize(), lockFree: cfg.Tuned || cfg.LockFree}
 	e.stride = (e.region + pageSize - 1) &^ (pageSize - 1)
 	defer func() {
 		if err != nil {
@@ -99,14 +107,18 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		return e, err
 	}
 	e.crs = make([]jetty.CR, 64)
-	// Lock-free as its JFCs are: the run's loop alone posts (see newJFC).
-	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc, LockFree: true}
+	// Lock-free as its JFCs are when asked: the run's loop alone posts
+	// (see newJFC).
+	send := jetty.JFSConfig{Depth: cfg.TxDepth, Mode: cfg.Mode, MaxInline: e.inline, JFC: e.jfc, LockFree: e.lockFree}
 	recv := jetty.JFRConfig{Depth: cfg.RxDepth, Mode: cfg.Mode, TokenPolicy: segment.TokenPlainText, Token: e.token, JFC: e.rjfc}
 	if cfg.Mode == urma.RC {
 		if e.jetty, err = jetty.NewJetty(e.ctx, jetty.JettyConfig{Send: send, Recv: recv}); err != nil {
 			return e, err
 		}
-		e.post, e.prepare, e.prepareRecv = e.jetty.Post, e.jetty.Prepare, e.jetty.PrepareRecv
+		e.post, e.postRecv = e.jetty.Post, e.jetty.PostRecv
+		if cfg.Tuned {
+			e.prepare, e.prepareRecv = e.jetty.Prepare, e.jetty.PrepareRecv
+		}
 	} else {
 		if e.jfs, err = jetty.NewJFS(e.ctx, send); err != nil {
 			return e, err
@@ -114,7 +126,10 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 		if e.jfr, err = jetty.NewJFR(e.ctx, recv); err != nil {
 			return e, err
 		}
-		e.post, e.prepare, e.prepareRecv = e.jfs.Post, e.jfs.Prepare, e.jfr.PrepareRecv
+		e.post, e.postRecv = e.jfs.Post, e.jfr.PostRecv
+		if cfg.Tuned {
+			e.prepare, e.prepareRecv = e.jfs.Prepare, e.jfr.PrepareRecv
+		}
 	}
 	access := segment.Read | segment.Write
 	if cfg.Test.Op == Atomic {
@@ -122,8 +137,14 @@ func openEndpoint(devName string, eid int, cfg Config) (e *endpoint, err error) 
 	}
 	e.seg, err = segment.Alloc(e.ctx, uint64(e.stride+e.region), segment.Config{Access: access,
 		TokenPolicy: segment.TokenPlainText, Token: e.token, HugePages: e.stride+e.region >= 2<<20})
+	if err == nil && endpointOpened != nil {
+		endpointOpened(e)
+	}
 	return e, err
 }
+
+// endpointOpened, when set (by tests), is told of every endpoint opened.
+var endpointOpened func(*endpoint)
 
 // newJFCs creates the JFCs (and a JFCE in event mode): in SEND tests that
 // poll, one for receives and one for everything else. Event mode keeps
@@ -153,9 +174,10 @@ func (e *endpoint) newJFC(depth int) (j *jetty.JFC, ce *jetty.JFCE, err error) {
 			return nil, nil, err
 		}
 	}
-	// Lock-free: the run's loop is the only poller of its JFCs, as
-	// ucx_perftest's workers are single-threaded (UCS_THREAD_MODE_SINGLE).
-	j, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: ce, LockFree: true})
+	// Lock-free when asked (-L, --tuned): the run's loop is the only
+	// poller of its JFCs, as ucx_perftest's workers are single-threaded
+	// (UCS_THREAD_MODE_SINGLE).
+	j, err = jetty.NewJFC(e.ctx, jetty.JFCConfig{Depth: depth, JFCE: ce, LockFree: e.lockFree})
 	return j, ce, err
 }
 

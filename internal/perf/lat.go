@@ -11,17 +11,23 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// run is one size of one test on one side: the prepared requests and what
-// the loops share.
+// run is one size of one test on one side: the requests and what the
+// loops share.
 type run struct {
 	e    *endpoint
 	size int
-	// wr is the request the loop posts; recv the receives it reposts,
-	// prepared as a list of RxDepth (jetty.PreparedRecv).
-	wr   []jetty.WR
-	recv *jetty.PreparedRecv
-	// quiet and loud are wr[0] prepared unsignaled and signaled, which
-	// the loops post one at a time (see jetty.Prepared).
+	// wr is the request the loop posts, PostList copies of it for post
+	// lists: the default loops post wr[:1] or wr[:k] with the queue's
+	// Post, which keeps no reference to the slice, so that nothing is
+	// allocated per post. recvs are the receives they repost with
+	// PostRecv, RxDepth of them, all on the first region.
+	wr    []jetty.WR
+	recvs []jetty.RecvWR
+	// A tuned run prepares instead: recv is recvs as a prepared list,
+	// quiet and loud wr[0] unsignaled and signaled, which the tuned
+	// loops post one at a time (see jetty.Prepared). All are nil in a
+	// default run.
+	recv        *jetty.PreparedRecv
 	quiet, loud *jetty.Prepared
 	// until, when set, ends the client's loop by time instead of count.
 	until time.Time
@@ -65,6 +71,16 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	for i := range r.wr {
 		r.wr[i] = w
 	}
+	// Receives take the whole region, so that those left posted by a
+	// smaller size fit the next.
+	r.recvs = make([]jetty.RecvWR, e.cfg.RxDepth)
+	sge := []segment.SGE{e.seg.SGE(0, uint32(e.region))}
+	for i := range r.recvs {
+		r.recvs[i].Local = sge
+	}
+	if !e.cfg.Tuned {
+		return r, nil
+	}
 	var err error
 	w.Flags &^= jetty.Signaled
 	if r.quiet, err = e.prepare(w); err != nil {
@@ -74,16 +90,10 @@ func newRun(ctx context.Context, e *endpoint, size int, progress *atomic.Int64) 
 	if r.loud, err = e.prepare(w); err != nil {
 		return nil, err
 	}
-	// Receives take the whole region, so that those left posted by a
-	// smaller size fit the next.
-	recv := make([]jetty.RecvWR, e.cfg.RxDepth)
-	sge := []segment.SGE{e.seg.SGE(0, uint32(e.region))}
-	for i := range recv {
-		recv[i].Local = sge
-	}
-	if r.recv, err = e.prepareRecv(recv); err != nil {
+	if r.recv, err = e.prepareRecv(r.recvs); err != nil {
 		return nil, err
 	}
+	e.prepared += 3
 	return r, nil
 }
 
@@ -99,11 +109,18 @@ func (r *run) more(i int, limit int) bool {
 func (r *run) beforeUntil(i int) bool { return i%64 != 0 || time.Now().Before(r.until) }
 
 // postRecvs posts n receives into the first region, in one call per
-// RxDepth.
+// RxDepth: PostRecv of a prefix of recvs, or in a tuned run the prepared
+// list's.
 func (r *run) postRecvs(n int) error {
 	for n > 0 {
-		k := min(n, r.recv.Len())
-		if err := r.recv.PostFirst(k); err != nil {
+		k := min(n, len(r.recvs))
+		var err error
+		if r.recv != nil {
+			err = r.recv.PostFirst(k)
+		} else {
+			err = r.e.postRecv(r.recvs[:k])
+		}
+		if err != nil {
 			return err
 		}
 		n -= k
@@ -136,14 +153,22 @@ func (r *run) reapIn(ctx context.Context, j *jetty.JFC) error {
 	return r.count(n)
 }
 
-// postOne posts the prepared request once the queue has room.
+// postOne posts the request, signaled, once the queue has room: Post of
+// wr[:1], or in a tuned run the prepared request's Post.
 func (r *run) postOne() error {
 	for r.e.pendingSend >= r.e.cfg.TxDepth {
 		if err := r.reap(r.e.jfc); err != nil {
 			return err
 		}
 	}
-	if err := r.loud.Post(); err != nil {
+	var err error
+	if r.loud != nil {
+		err = r.loud.Post()
+	} else {
+		r.wr[0].Flags |= jetty.Signaled
+		err = r.e.post(r.wr[:1])
+	}
+	if err != nil {
 		return err
 	}
 	r.e.pendingSend++
@@ -162,6 +187,8 @@ const progressEvery = 1024
 // it took; samples needs room for one more. Every request is signaled.
 func (r *run) latLoop(samples []int64) (int, error) {
 	switch {
+	case !r.e.cfg.Tuned:
+		return r.latPlain(samples)
 	case !r.chained():
 		return r.latClient(samples)
 	case r.e.cfg.Test.Op == Read || r.e.cfg.Test.Op == Atomic:
@@ -207,7 +234,63 @@ func (r *run) latOneSided(samples []int64) (int, error) {
 	return i, err
 }
 
-// latClient is latLoop for SEND in event mode.
+// latPlain is the default latency loop, the one a user writes from the
+// jetty package's documentation, as perftest's loops are written: each
+// iteration reads the clock, then
+//   - write_lat: stores the iteration's marker in the last byte of the
+//     source, posts the WRITE, polls for its record and spins on the last
+//     byte of the receive region until the peer's answering WRITE lands;
+//   - send_lat: posts the SEND, polls for its record (reposting the
+//     receives consumed), then polls for the receive of the answer;
+//   - read_lat and atomic_lat: posts the request and polls for its record.
+//
+// An iteration lasts until the next one starts.
+func (r *run) latPlain(samples []int64) (int, error) {
+	clock := startStopwatch()
+	e, op := r.e, r.e.cfg.Test.Op
+	sb := e.sendBuf(r.size)
+	var compare uint64
+	i := 0
+	for ; r.more(i, len(samples)-1); i++ {
+		samples[i] = clock.now()
+		var err error
+		switch op {
+		case Write:
+			// The last WRITE was retired: its bytes are free.
+			sb[r.size-1] = marker(i)
+			if err = r.postOne(); err == nil {
+				err = r.drain()
+			}
+			if err == nil {
+				err = awaitLast(r.ctx, e.recvBuf(r.size), marker(i), &e.pace)
+			}
+		case Send:
+			if err = r.postAnswer(); err == nil {
+				err = r.awaitRecv()
+			}
+		default:
+			if e.cfg.CAS {
+				// Each CAS finds what the last one swapped in.
+				r.wr[0].Compare, r.wr[0].Operand = compare, compare+1
+				compare++
+			}
+			if err = r.postOne(); err == nil {
+				err = r.drain()
+			}
+		}
+		if err != nil {
+			return i, err
+		}
+		if i%progressEvery == 0 {
+			r.progress.Store(int64(i + 1))
+		}
+	}
+	samples[i] = clock.now()
+	clock.durations(samples, i)
+	return i, nil
+}
+
+// latClient is latLoop for SEND in event mode of a tuned run.
 //
 // As perftest does, the loop reads the clock once per iteration, at its
 // start (an iteration lasts until the next one starts), and retires its
@@ -432,8 +515,8 @@ func (r *run) retireLeftover() error {
 }
 
 // latServer answers the client's WRITEs or SENDs until stop, and returns
-// how many; READ and atomic latency need nothing of it. Like the client,
-// it retires its request's record after the post.
+// how many. Like the client, it retires its request's record after the
+// post. READ and atomic latency need nothing of it.
 func (r *run) latServer() (int64, error) {
 	e, op := r.e, r.e.cfg.Test.Op
 	if op != Write && op != Send {
@@ -444,11 +527,26 @@ func (r *run) latServer() (int64, error) {
 	}
 	sb := e.sendBuf(r.size)
 	var n int64
-	chained := r.chained()
+	chained := e.cfg.Tuned && r.chained()
 	for i := 0; ; i++ {
 		m := marker(i)
-		sb[r.size-1] = m
 		var err error
+		switch {
+		case !e.cfg.Tuned && op == Write:
+			// As perftest's write_lat: wait for the message, then answer.
+			if err = awaitLast(r.ctx, e.recvBuf(r.size), m, &e.pace); err == nil {
+				sb[r.size-1] = m
+				if err = r.postOne(); err == nil {
+					err = r.drain()
+				}
+			}
+			if err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
+		sb[r.size-1] = m
 		switch {
 		case op == Write:
 			// The answer leaves the moment the message lands.
@@ -471,3 +569,4 @@ func (r *run) latServer() (int64, error) {
 		n++
 	}
 }
+

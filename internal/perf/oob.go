@@ -16,7 +16,11 @@ import (
 // client's hello (its settings and descriptors), the server's welcome,
 // then per size a phase to start and one to end it, and a goodbye.
 
-// protoVersion changes when the messages do.
+// protoVersion changes when the messages do in a way the other side
+// would misread. Fields added with omitempty, whose zero value is what a
+// side that does not know them does, leave it alone: a hello without
+// Tuned asks for the default loops, which answer on the wire as the tuned
+// ones do.
 const protoVersion = 1
 
 // DefaultPort is the server's TCP port unless --port says otherwise.
@@ -37,6 +41,8 @@ type hello struct {
 	RxDepth  int
 	PostList int
 	CQMod    int
+	Tuned    bool `json:",omitempty"`
+	LockFree bool `json:",omitempty"`
 	endpointInfo
 }
 

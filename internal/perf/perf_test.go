@@ -173,9 +173,9 @@ func TestConfig(t *testing.T) {
 
 	c := Config{Test: Test{Op: Write}}.Defaults()
 	assert.Equal(t, []int{2}, c.Sizes)
-	assert.Equal(t, []any{1000, 1, 512, 1, 1, urma.RC}, []any{c.Iters, c.TxDepth, c.RxDepth, c.PostList, c.CQMod, c.Mode})
+	assert.Equal(t, []any{10000, 1, 512, 1, 1, urma.RM}, []any{c.Iters, c.TxDepth, c.RxDepth, c.PostList, c.CQMod, c.Mode})
 	c = Config{Test: Test{Op: Send, BW: true}, TxDepth: 16}.Defaults()
-	assert.Equal(t, []any{[]int{65536}, 5000, 8}, []any{c.Sizes, c.Iters, c.CQMod})
+	assert.Equal(t, []any{[]int{65536}, 50000, 16}, []any{c.Sizes, c.Iters, c.CQMod})
 	c = Config{Test: Test{Op: Atomic, BW: true}}.Defaults()
 	assert.Equal(t, []int{8}, c.Sizes)
 	assert.NoError(t, c.Validate())

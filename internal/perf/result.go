@@ -95,8 +95,13 @@ type Report struct {
 	PostList int           `json:"post_list,omitempty"`
 	CQMod    int           `json:"cq_mod,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
-	Latency  []LatResult   `json:"latency,omitempty"`
-	BW       []BWResult    `json:"bandwidth,omitempty"`
+	// Tuned is whether the run used the tuned loops (--tuned) rather
+	// than the default ones; LockFree whether its queues were lock-free
+	// (-L, or implied by --tuned).
+	Tuned    bool        `json:"tuned"`
+	LockFree bool        `json:"lock_free"`
+	Latency  []LatResult `json:"latency,omitempty"`
+	BW       []BWResult  `json:"bandwidth,omitempty"`
 	// Error is why the run failed, empty when it did not; the rows are
 	// the sizes that finished before.
 	Error string `json:"error,omitempty"`
@@ -119,6 +124,11 @@ func (r *Report) header(w io.Writer, bw bool) {
 		fmt.Fprintf(w, "  post list %d  cq mod %d", r.PostList, r.CQMod)
 	}
 	fmt.Fprintln(w)
+	queues := "default queues"
+	if r.LockFree {
+		queues = "lock-free queues"
+	}
+	fmt.Fprintf(w, " loops %s (%s)  %s\n", loops(r.Tuned), loopsAPI(r.Tuned), queues)
 	fmt.Fprintln(w, rule)
 	if bw {
 		fmt.Fprintf(w, " %-10s %-13s %-18s %-22s %-14s\n", "#bytes", "#iterations", "BW peak[MB/sec]", "BW average[MB/sec]", "MsgRate[Mpps]")
@@ -156,6 +166,22 @@ func (r *Report) JSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// loops names the loops of a run, tuned or default.
+func loops(tuned bool) string {
+	if tuned {
+		return "tuned"
+	}
+	return "default"
+}
+
+// loopsAPI says what the loops post and poll with.
+func loopsAPI(tuned bool) string {
+	if tuned {
+		return "Prepared, PreparedRecv, PostAfter/PostWhen, PollWait"
+	}
+	return "Post, PostRecv, Poll"
 }
 
 // modeName is the -p spelling of a mode.

@@ -72,7 +72,8 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		return nil, err
 	}
 	rep := &Report{Test: cfg.Test.String(), Provider: e.ctx.Device().Provider(), Device: s.Device, Mode: modeName(cfg.Mode),
-		Event: cfg.Event, Spin: cfg.Spin, Inline: e.inline, TxDepth: cfg.TxDepth, Duration: cfg.Duration}
+		Event: cfg.Event, Spin: cfg.Spin, Inline: e.inline, TxDepth: cfg.TxDepth, Duration: cfg.Duration,
+		Tuned: cfg.Tuned, LockFree: e.lockFree}
 	if cfg.Test.BW {
 		rep.PostList, rep.CQMod = cfg.PostList, cfg.CQMod
 	}
@@ -301,7 +302,7 @@ func Server(ctx context.Context, s Side) error {
 		return err
 	}
 	defer e.close()
-	logf(s.Log, "perf server: client %s runs %s, mode %s\n", c.RemoteAddr(), e.cfg.Test, modeName(e.cfg.Mode))
+	logf(s.Log, "perf server: client %s runs %s, mode %s, %s loops\n", c.RemoteAddr(), e.cfg.Test, modeName(e.cfg.Mode), loops(e.cfg.Tuned))
 	client := "perf client " + c.RemoteAddr().String()
 	mine, err := e.info()
 	if err != nil {
@@ -330,7 +331,7 @@ func Server(ctx context.Context, s Side) error {
 func helloFor(cfg Config, mine endpointInfo) hello {
 	return hello{Version: protoVersion, Test: cfg.Test.String(), Sizes: cfg.Sizes, Iters: cfg.Iters, Duration: cfg.Duration,
 		Mode: int(cfg.Mode), Event: cfg.Event, Spin: cfg.Spin, Inline: cfg.Inline, CAS: cfg.CAS, TxDepth: cfg.TxDepth, RxDepth: cfg.RxDepth,
-		PostList: cfg.PostList, CQMod: cfg.CQMod, endpointInfo: mine}
+		PostList: cfg.PostList, CQMod: cfg.CQMod, Tuned: cfg.Tuned, LockFree: cfg.LockFree, endpointInfo: mine}
 }
 
 // config checks the client's settings: everything but its endpoint.
@@ -347,7 +348,8 @@ func (h hello) config() (Config, error) {
 		return Config{}, fmt.Errorf("mode %d: want RM, RC or UM", h.Mode)
 	}
 	cfg := Config{Test: t, Sizes: h.Sizes, Iters: h.Iters, Duration: h.Duration, Mode: urma.TransportMode(h.Mode), Event: h.Event, Spin: h.Spin,
-		Inline: h.Inline, CAS: h.CAS, TxDepth: h.TxDepth, RxDepth: h.RxDepth, PostList: h.PostList, CQMod: h.CQMod}
+		Inline: h.Inline, CAS: h.CAS, TxDepth: h.TxDepth, RxDepth: h.RxDepth, PostList: h.PostList, CQMod: h.CQMod,
+		Tuned: h.Tuned, LockFree: h.LockFree}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}

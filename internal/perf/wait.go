@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/urma-go/sdk/internal/memflag"
 	"github.com/urma-go/sdk/jetty"
@@ -14,15 +15,73 @@ import (
 var errStopped = errors.New("stopped")
 
 // poll returns the number of records of j in e.crs, waiting for at least
-// one with JFC.PollWait: spinning, or in event mode spinning for cfg.Spin
-// and then sleeping on the JFCE. It gives up with errStopped when ctx
-// ends. The records may have failed: see tally.
+// one: spinning, or in event mode spinning for cfg.Spin and then sleeping
+// on the JFCE. A tuned run waits in JFC.PollWait, the default loops as the
+// jetty package documents it (pollPlain). It gives up with errStopped when
+// ctx ends. The records may have failed: see tally.
 func (e *endpoint) poll(ctx context.Context, j *jetty.JFC) (int, error) {
+	if !e.cfg.Tuned {
+		return e.pollPlain(ctx, j)
+	}
 	n, err := j.PollWait(ctx, e.crs, e.cfg.Spin)
 	if err != nil && ctx.Err() != nil {
 		return 0, errStopped
 	}
 	return n, err
+}
+
+// pollPlain is poll written with the ordinary API: JFC.Poll until a record
+// comes; in event mode, once cfg.Spin has passed with none, Rearm and
+// JFC.Wait for the JFCE's event, then poll again. Rearm refuses
+// (urma.ErrAgain) while records are unread, so a record that came between
+// the last poll and the arming is polled, never slept through. The busy
+// loop gives the core away now and then (spin.Wait) and yields to Go's
+// scheduler by the clock (spin.Pacer), which is also when it notices ctx.
+func (e *endpoint) pollPlain(ctx context.Context, j *jetty.JFC) (int, error) {
+	var wait spin.Wait
+	var since time.Duration
+	spinning := false
+	for {
+		n, err := j.Poll(e.crs)
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if e.cfg.Event {
+			now := spin.Now()
+			if !spinning {
+				since, spinning = now, true
+			}
+			if now-since >= e.cfg.Spin {
+				if err := e.sleep(ctx, j); err != nil {
+					return 0, err
+				}
+				spinning = false
+				continue
+			}
+		}
+		wait.Idle()
+		if e.pace.Tick() && ctx.Err() != nil {
+			return 0, errStopped
+		}
+	}
+}
+
+// sleep arms j and waits for its event on the JFCE; it returns at once,
+// with nil, when records are already there to poll.
+func (e *endpoint) sleep(ctx context.Context, j *jetty.JFC) error {
+	if err := j.Rearm(false); err != nil {
+		if errors.Is(err, urma.ErrAgain) {
+			return nil
+		}
+		return err
+	}
+	if err := j.Wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			return errStopped
+		}
+		return err
+	}
+	return nil
 }
 
 // tally counts the receives among crs and finds the first failed record
