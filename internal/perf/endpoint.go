@@ -59,6 +59,9 @@ type endpoint struct {
 	// what a run used (the tests check them).
 	lockFree bool
 	prepared int
+	// responderReads and responderSeen count the atomic_lat server's
+	// reads of the target word and the changes of it that they saw.
+	responderReads, responderSeen int64
 	// recvsPosted counts receives posted and not consumed; pendingSend
 	// requests posted and not yet retired by a record; pendingRecv
 	// receives completed and not yet consumed by a loop. They carry over

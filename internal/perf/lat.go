@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -516,11 +518,15 @@ func (r *run) retireLeftover() error {
 
 // latServer answers the client's WRITEs or SENDs until stop, and returns
 // how many. Like the client, it retires its request's record after the
-// post. READ and atomic latency need nothing of it.
+// post. READ latency needs nothing of it; atomic latency has it spin on
+// the target word (atomicResponder).
 func (r *run) latServer() (int64, error) {
 	e, op := r.e, r.e.cfg.Test.Op
-	if op != Write && op != Send {
+	switch op {
+	case Read:
 		return 0, nil
+	case Atomic:
+		return 0, r.atomicResponder()
 	}
 	if err := r.retireLeftover(); err != nil {
 		return 0, err
@@ -570,3 +576,35 @@ func (r *run) latServer() (int64, error) {
 	}
 }
 
+// atomicResponder is the atomic_lat server's loop: it spins reading the
+// target word of the client's atomics until the client is done, as
+// ucx_perftest's responder does in its ucp_fadd and ucp_cswap tests (the
+// passive side of its one-way loop ends in wait_last_iter, reading the
+// word until the last operation's value is there). The reads keep the
+// word's cache line moving between the two sides' cores, which is part of
+// what an atomic costs when its target is watched; both harnesses then do
+// the same work. It counts its reads and the changes it saw, and returns
+// errStopped once the client says done.
+func (r *run) atomicResponder() error {
+	e := r.e
+	word := (*uint64)(unsafe.Pointer(&e.recvBuf(atomicSize)[0]))
+	// The word starts each size cleared (serveSize), and the first
+	// atomic of either kind makes it non-zero.
+	var last uint64
+	var reads, seen int64
+	defer func() { e.responderReads += reads; e.responderSeen += seen }()
+	var wait spin.Wait
+	for {
+		v := atomic.LoadUint64(word)
+		reads++
+		if v != last {
+			last = v
+			seen++
+		}
+		// A peer on the same core gets it now and then, as awaitLast's.
+		wait.Idle()
+		if e.pace.Tick() && r.ctx.Err() != nil {
+			return errStopped
+		}
+	}
+}
