@@ -6,7 +6,9 @@ import (
 	"net"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,14 +69,17 @@ func TestPerfTwoProcesses(t *testing.T) {
 		row  string
 	}{
 		{[]string{"write_lat", "-n", "2000", "-s", "64"}, `(?m)^ 64 +2000 +(\d+\.\d\d +){9}$`},
+		// The tuned loops, which the server takes from the client.
+		{[]string{"write_lat", "-n", "2000", "-s", "64", "--tuned"}, `(?m)^ 64 +2000 +(\d+\.\d\d +){9}$`},
+		{[]string{"atomic_lat", "-n", "2000"}, `(?m)^ 8 +2000 +(\d+\.\d\d +){9}$`},
 		// Event mode: enough iterations that the first wait's one-time
 		// set-up (a context watched, a waiter's bookkeeping) does not
 		// count as a per-operation allocation.
 		{[]string{"send_lat", "-n", "5000", "-s", "8", "-e", "--spin", "20us"}, `(?m)^ 8 +5000 +(\d+\.\d\d +){9}$`},
-		{[]string{"send_lat", "-n", "5000", "-s", "8", "-e", "-c", core}, `(?m)^ 8 +5000 +(\d+\.\d\d +){9}$`},
+		{[]string{"send_lat", "-n", "5000", "-s", "8", "-e", "--cpu", core}, `(?m)^ 8 +5000 +(\d+\.\d\d +){9}$`},
 		{[]string{"send_bw", "-n", "2000", "-s", "4096", "-p", "RM", "-l", "4"}, `(?m)^ 4096 +2000 +(\d+\.\d\d +){2}\d+\.\d{6} *$`},
 	} {
-		t.Run(c.args[0], func(t *testing.T) {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			port := freePort(t)
 			var sout, serr syncBuf
 			srv := exec.Command(bin, "perf", c.args[0], "--eid", "0", "--port", port)
@@ -86,6 +91,13 @@ func TestPerfTwoProcesses(t *testing.T) {
 			require.Equal(t, 0, code, "client: %s%s\nserver: %s", out, errOut, serr.String())
 			assert.Regexp(t, c.row, out)
 			assert.Contains(t, out, "provider loopback  device loopback0")
+			if slices.Contains(c.args, "--tuned") {
+				assert.Contains(t, out, " loops tuned ")
+				assert.Contains(t, serr.String(), ", tuned loops")
+			} else {
+				assert.Contains(t, out, " loops default ")
+				assert.Contains(t, serr.String(), ", default loops")
+			}
 			assert.Regexp(t, `heap allocations per operation: 0\.0\d\d`, out)
 			select {
 			case err := <-done:
@@ -104,12 +116,14 @@ func TestPerfJSONAndErrors(t *testing.T) {
 	port := freePort(t)
 	srv := exec.Command(bin, "perf", "read_lat", "--port", port)
 	require.NoError(t, srv.Start())
-	out, errOut, code := run(t, bin, "perf", "read_lat", "-n", "500", "-s", "8", "--eid", "1", "--port", port, "-o", "json", "127.0.0.1")
+	out, errOut, code := run(t, bin, "perf", "read_lat", "-n", "500", "-s", "8", "--eid", "1", "-P", port, "-o", "json", "--tuned", "127.0.0.1")
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, srv.Wait())
 	var rep struct {
-		Test    string
-		Latency []struct {
+		Test     string
+		Tuned    bool `json:"tuned"`
+		LockFree bool `json:"lock_free"`
+		Latency  []struct {
 			Bytes  int     `json:"bytes"`
 			Iters  int     `json:"iterations"`
 			Median float64 `json:"t_median_us"`
@@ -117,24 +131,26 @@ func TestPerfJSONAndErrors(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
 	assert.Equal(t, "read_lat", rep.Test)
+	assert.True(t, rep.Tuned)
+	assert.True(t, rep.LockFree)
 	require.Len(t, rep.Latency, 1)
 	assert.Equal(t, 8, rep.Latency[0].Bytes)
 	assert.Equal(t, 500, rep.Latency[0].Iters)
 	assert.Greater(t, rep.Latency[0].Median, 0.0)
 
 	for args, want := range map[string]string{
-		"perf bogus_lat":                     `unknown test "bogus_lat"`,
-		"perf write_lat -p XY":               `mode "XY"`,
-		"perf write_lat -a -s 64":            "exclude each other",
-		"perf write_lat -A xor":              `atomic "xor"`,
-		"perf write_lat --port 0":            "port 0",
-		"perf write_lat -e 127.0.0.1":        "no event mode",
-		"perf send_lat --spin 5us 127.0.0.1": "add -e",
-		"perf write_bw -l 500 1.2.3.4":       "post list 500",
-		"perf send_lat -o yaml":              `invalid output format "yaml"`,
-		"perf write_lat -w 100 127.0.0.1":    "warm-up is for bandwidth tests",
-		"perf send_bw -w -2 127.0.0.1":       "warm-up -2 is negative",
-		"perf write_lat -c 100000":           "cpu 100000: not one of this process's cores",
+		"perf bogus_lat":                        `unknown test "bogus_lat"`,
+		"perf write_lat -p XY":                  `mode "XY"`,
+		"perf write_lat -a -s 64":               "exclude each other",
+		"perf write_lat -A xor":                 `atomic "xor"`,
+		"perf write_lat --port 0":               "port 0",
+		"perf write_lat -e 127.0.0.1":           "no event mode",
+		"perf send_lat --spin 5us 127.0.0.1":    "add -e",
+		"perf write_bw -l 500 1.2.3.4":          "post list 500",
+		"perf send_lat -o yaml":                 `invalid output format "yaml"`,
+		"perf write_lat --warmup 100 127.0.0.1": "warm-up is for bandwidth tests",
+		"perf send_bw --warmup -2 127.0.0.1":    "warm-up -2 is negative",
+		"perf write_lat --cpu 100000":           "cpu 100000: not one of this process's cores",
 	} {
 		_, errOut, code := run(t, bin, regexp.MustCompile(` +`).Split(args, -1)...)
 		assert.Equal(t, 1, code, args)

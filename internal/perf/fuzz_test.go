@@ -22,6 +22,8 @@ func FuzzHello(f *testing.F) {
 		{Test: Test{Op: Send, BW: true}, Mode: urma.UM, Event: true, Spin: time.Microsecond},
 		{Test: Test{Op: Atomic}, CAS: true, Mode: urma.RM},
 		{Test: Test{Op: Read, BW: true}, Sizes: AllSizes(MaxSize), Duration: time.Second, Inline: -1},
+		{Test: Test{Op: Send}, Tuned: true},
+		{Test: Test{Op: Write, BW: true}, LockFree: true},
 	} {
 		b, err := json.Marshal(helloFor(cfg.Defaults(), info))
 		require.NoError(f, err)

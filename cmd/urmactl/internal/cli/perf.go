@@ -22,8 +22,10 @@ import (
 // PerfOptions configures Perf: the test's settings (the client's; a
 // server follows its client's) and where it runs. Zero Size, Iters,
 // Duration, TxDepth, RxDepth, PostList and CQMod take the test's
-// defaults; Atomic "" is faa. On the command line a zero is refused
-// instead (see refuseZeros).
+// defaults; Mode "" is RM and Atomic "" cas, urma_perftest's defaults;
+// Inline 0 never inlines (the command line's -I default depends on the
+// test, see newPerfCmd). On the command line a zero is refused instead
+// (see refuseZeros).
 type PerfOptions struct {
 	Test string
 	// Server is the server's host for the client; empty runs the server.
@@ -45,6 +47,10 @@ type PerfOptions struct {
 	PostList int
 	CQMod    int
 	Warmup   int
+	// Tuned runs the tuned loops (--tuned); LockFree makes the queues
+	// lock-free (-L), which Tuned implies.
+	Tuned    bool
+	LockFree bool
 	Output   string
 	// CPU, unless noCPU, is the core that the thread running this side's
 	// test is bound to (see pinThread).
@@ -61,50 +67,143 @@ func newPerfCmd() *cobra.Command {
 		Short: "Measure latency or bandwidth between two processes, perftest style",
 		Long: "perf runs one of " + strings.Join(perf.Tests(), ", ") + "\n" +
 			"between a server (no SERVER argument) and a client (the server's address).\n" +
-			"The server follows the client's settings. Latency tables give t_min .. 99.999%\n" +
-			"in microseconds (write_lat and send_lat: half the round trip); bandwidth\n" +
-			"tables give BW peak and average in MB/sec (2^20 bytes) and the message rate.\n" +
-			"Runs on any provider: -d loopback0 across processes of one host, -d rxe0...",
-		Example: "  urmactl perf write_lat -d loopback0              # server\n" +
-			"  urmactl perf write_lat -d loopback0 127.0.0.1    # client\n" +
-			"  urmactl perf send_bw -a -p RM 127.0.0.1 -o json",
+			"The server follows the client's settings, --tuned and -L included. Latency\n" +
+			"tables give t_min .. 99.999% in microseconds (write_lat and send_lat: half the\n" +
+			"round trip); bandwidth tables give BW peak and average in MB/sec (2^20 bytes)\n" +
+			"and the message rate. Runs on any provider: -d loopback0 across processes of\n" +
+			"one host, -d rxe0...\n\n" +
+			perfLoopsHelp + "\n" + perfDiffHelp,
+		Example: "  urmactl perf write_lat                           # server\n" +
+			"  urmactl perf write_lat --eid 1 127.0.0.1         # client\n" +
+			"  urmactl perf send_bw -a -p RC 127.0.0.1 -o json\n" +
+			"  urmactl perf atomic_lat -A faa --tuned 127.0.0.1",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Test = args[0]
 			if len(args) == 2 {
 				o.Server = args[1]
 			}
+			if t, err := perf.ParseTest(o.Test); err == nil && !t.BW && !cmd.Flags().Changed("inline") {
+				o.Inline = -1 // latency tests inline up to the device's maximum
+			}
 			if err := refuseZeros(cmd); err != nil {
 				return perfFailed(cmd.OutOrStdout(), o, nil, err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			return Perf(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
+			return perfRun(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		for letter, now := range movedLetters {
+			if strings.HasPrefix(err.Error(), "unknown shorthand flag: '"+letter+"'") {
+				return fmt.Errorf("%w (perf's letters are urma_perftest's: use %s)", err, now)
+			}
+		}
+		return err
+	})
+	// The letters are urma_perftest's (perftest_parameters.c); where
+	// one of urma_perftest's means something this command does not have,
+	// the option here has no letter rather than a different meaning.
 	f := cmd.Flags()
 	f.StringVarP(&o.Device, "dev", "d", "loopback0", "device")
-	f.IntVar(&o.EID, "eid", 0, "EID index on the device")
-	f.IntVar(&o.Port, "port", perf.DefaultPort, "TCP port of the server's out-of-band channel")
+	f.IntVar(&o.EID, "eid", 0, "EID index on the device (urma_perftest --eid_idx)")
+	f.IntVarP(&o.Port, "port", "P", perf.DefaultPort, "TCP port of the server's out-of-band channel")
 	f.IntVarP(&o.Size, "size", "s", 0, "message size in bytes (default 2 for latency, 65536 for bandwidth; atomics 8)")
 	f.BoolVarP(&o.All, "all", "a", false, fmt.Sprintf("run every power of two from 2 to %d bytes", perf.MaxSize))
-	f.IntVarP(&o.Iters, "iters", "n", 0, "iterations per size (default 1000 for latency, 5000 for bandwidth)")
-	f.DurationVarP(&o.Duration, "duration", "D", 0, "run each size this long instead of -n iterations (e.g. 5s)")
-	f.StringVarP(&o.Mode, "mode", "p", "RC", "transport mode: RM, RC or UM (0, 1, 2)")
+	f.IntVarP(&o.Iters, "iters", "n", 0, "iterations per size (default 10000 for latency, 50000 for bandwidth)")
+	f.VarP(secondsOrDuration{&o.Duration}, "duration", "D", "run each size this long instead of -n iterations: whole seconds (5) or a duration (500ms)")
+	f.StringVarP(&o.Mode, "mode", "p", "RM", "transport mode: RM, RC or UM (0, 1, 2)")
 	f.BoolVarP(&o.Event, "event", "e", false, "sleep on a JFCE for completions instead of busy polling")
 	f.DurationVar(&o.Spin, "spin", 0, "with -e, poll this long before sleeping on the JFCE (spin, then park)")
-	f.IntVarP(&o.Inline, "inline", "I", -1, "send WRITE/SEND payloads of up to this many bytes inline (-1: device maximum, 0: never)")
-	f.StringVarP(&o.Atomic, "atomic", "A", "", "operation of the atomic tests: cas or faa (default faa)")
-	f.IntVarP(&o.TxDepth, "tx-depth", "t", 0, "requests in flight (default 1 for latency, 128 for bandwidth)")
-	f.IntVarP(&o.RxDepth, "rx-depth", "r", 0, "receives posted for SEND (default 512)")
-	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests)")
-	f.IntVarP(&o.Warmup, "warmup", "w", -1, fmt.Sprintf("untimed requests before each size of a bandwidth test (-1: %d for bandwidth tests, none for latency)", perf.DefaultWarmup))
-	f.IntVarP(&o.CQMod, "cq-mod", "Q", 0, "signal one request in this many (bandwidth tests; default min(100, tx depth/2))")
-	f.IntVarP(&o.CPU, "cpu", "c", noCPU, "bind the thread that runs the test to this core, as ucx_perftest -c (the runtime's other threads stay free; -1: no binding)")
+	f.IntVarP(&o.Inline, "inline", "I", 0, "send WRITE/SEND payloads of up to this many bytes inline (-1: the device's maximum, 0: never;\ndefault: the device's maximum for latency tests, 0 for bandwidth tests)")
+	f.StringVarP(&o.Atomic, "atomic", "A", "", "operation of the atomic tests: cas or faa (default cas)")
+	f.IntVarP(&o.TxDepth, "tx-depth", "T", 0, "requests in flight, the JFS depth (default 1 for latency, 128 for bandwidth)")
+	f.IntVarP(&o.RxDepth, "rx-depth", "R", 0, "receives posted for SEND, the JFR depth (default 512)")
+	f.IntVarP(&o.PostList, "post-list", "l", 0, "requests per post call (bandwidth tests; default 1)")
+	f.IntVar(&o.Warmup, "warmup", -1, fmt.Sprintf("untimed requests before each size of a bandwidth test (-1: %d for bandwidth tests, none for latency)", perf.DefaultWarmup))
+	f.IntVarP(&o.CQMod, "cq-mod", "Q", 0, "signal one request in this many (bandwidth tests; default 100, at most the tx depth)")
+	f.BoolVarP(&o.LockFree, "lock-free", "L", false, "create the JFS and JFCs lock-free: only the test's loop posts and polls")
+	f.BoolVar(&o.Tuned, "tuned", false, "run the tuned loops: prepared requests and receives (jetty.Prepared,\n"+
+		"PreparedRecv), the next latency request posted by the poll or memory wait\n"+
+		"that releases it (PostAfter, PostWhen), JFC.PollWait, lock-free queues (-L)")
+	f.IntVar(&o.CPU, "cpu", noCPU, "bind the thread that runs the test to this core, as ucx_perftest -c (the runtime's other threads stay free; -1: no binding)")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write this side's CPU profile to `file` (for go tool pprof)")
 	addOutputFlag(cmd, &o.Output)
 	return cmd
 }
+
+// perfRun is what the perf command runs once its flags are read (a
+// variable for the tests of the flags).
+var perfRun = Perf
+
+// movedLetters are letters perf had that urma_perftest gives another
+// meaning or none, and the options that took over theirs.
+var movedLetters = map[string]string{
+	"t": "-T (--tx-depth)",
+	"r": "-R (--rx-depth)",
+	"w": "--warmup",
+	"c": "--cpu",
+}
+
+// perfLoopsHelp says what the loops are, by default and with --tuned.
+const perfLoopsHelp = `Loops: by default both sides run the loops a user writes from the jetty
+package's documentation: Post of a []WR, PostRecv, JFC.Poll (with -e, Rearm and
+Wait on the JFCE after --spin), queues of default configuration. write_lat
+spins on the last byte of its buffer until the peer's WRITE lands, then WRITEs
+back, on both sides; send_lat posts, polls for the receive and reposts it;
+read_lat and atomic_lat post and poll for the record. atomic_lat's server spins
+reading the target word while the client runs, as ucx_perftest's responder
+does in ucp_fadd and ucp_cswap. --tuned turns on prepared requests and
+receives, posting the next latency request from the poll or memory wait that
+releases it (PostAfter, PostWhen), JFC.PollWait and lock-free queues (-L); the
+report says which loops ran ("tuned" in JSON).
+`
+
+// perfDiffHelp says where the options differ from urma_perftest's, whose
+// letters and defaults they otherwise follow.
+const perfDiffHelp = `Options follow urma_perftest's letters and defaults (-p RM, -A cas, -n 10000
+or 50000, -T 1 or 128, -R 512, -Q 100, -I 0 for bandwidth tests, -P 21115).
+Where they differ:
+  SERVER is an argument (urma_perftest -S); -d defaults to loopback0.
+  -a takes no order: it runs 2 B to 8 MiB.
+  -D takes whole seconds, as urma_perftest's does, or a duration (500ms).
+  -I defaults to the device's maximum for latency tests (urma_perftest: 220).
+  --warmup N has no letter: bandwidth tests run 10000 untimed requests first,
+    as ucx_perftest does (urma_perftest's -w switches on a warm-up that is off
+    by default); --warmup 0 runs none.
+  --cpu has no letter (urma_perftest's -c is jfc_inline).
+  -R is the receive depth; urma_perftest's -r, the receive post list, is not
+    an option here, nor are its other letters (-b -B -c -C -E -f -F -j -J -K
+    -N -O -S -w -y -z).
+  -L and --tuned make the JFS and JFCs lock-free, not the JFR.
+  --eid is --eid_idx; --spin, --tuned, --cpuprofile and -o are ours.`
+
+// secondsOrDuration is -D's value: whole seconds, as urma_perftest's -D
+// takes, or a Go duration.
+type secondsOrDuration struct{ d *time.Duration }
+
+func (s secondsOrDuration) String() string {
+	if s.d == nil {
+		return "0s"
+	}
+	return s.d.String()
+}
+
+func (s secondsOrDuration) Set(v string) error {
+	if n, err := strconv.Atoi(v); err == nil {
+		*s.d = time.Duration(n) * time.Second
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want whole seconds (5) or a duration (500ms)")
+	}
+	*s.d = d
+	return nil
+}
+
+func (secondsOrDuration) Type() string { return "duration" }
 
 // Perf runs the server or the client of a perf test; the client's table
 // (or JSON) goes to out, progress and the server's notes to log. A client
@@ -130,7 +229,7 @@ func perfFailed(out io.Writer, o PerfOptions, rep *perf.Report, err error) error
 		return err
 	}
 	if rep == nil {
-		rep = &perf.Report{Test: o.Test, Device: o.Device}
+		rep = &perf.Report{Test: o.Test, Device: o.Device, Tuned: o.Tuned, LockFree: o.Tuned || o.LockFree}
 	}
 	rep.Error = err.Error()
 	if werr := writeJSON(out, rep); werr != nil {
@@ -206,7 +305,11 @@ func refuseZeros(cmd *cobra.Command) error {
 	for _, z := range zeroMeansDefault {
 		f := cmd.Flags().Lookup(z.flag)
 		if f.Changed && f.Value.String() == f.DefValue {
-			return fmt.Errorf("-%s %s: want %s (leave -%s out %s)", f.Shorthand, f.Value, z.want, f.Shorthand, z.without)
+			name := "--" + f.Name
+			if f.Shorthand != "" {
+				name = "-" + f.Shorthand
+			}
+			return fmt.Errorf("%s %s: want %s (leave %s out %s)", name, f.Value, z.want, name, z.without)
 		}
 	}
 	return nil
@@ -219,7 +322,8 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 		return perf.Config{}, err
 	}
 	cfg := perf.Config{Test: t, Iters: o.Iters, Duration: o.Duration, Event: o.Event, Spin: o.Spin, Inline: o.Inline,
-		TxDepth: o.TxDepth, RxDepth: o.RxDepth, PostList: o.PostList, CQMod: o.CQMod, Warmup: o.Warmup}
+		TxDepth: o.TxDepth, RxDepth: o.RxDepth, PostList: o.PostList, CQMod: o.CQMod, Warmup: o.Warmup,
+		Tuned: o.Tuned, LockFree: o.LockFree}
 	if o.Warmup == -1 {
 		cfg.Warmup = 0
 		if t.BW {
@@ -227,7 +331,7 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 		}
 	}
 	switch strings.ToUpper(o.Mode) {
-	case "RM", "0":
+	case "RM", "0", "":
 		cfg.Mode = urma.RM
 	case "RC", "1":
 		cfg.Mode = urma.RC
@@ -237,9 +341,9 @@ func perfConfig(o PerfOptions) (perf.Config, error) {
 		return cfg, fmt.Errorf("mode %q: want RM, RC or UM", o.Mode)
 	}
 	switch strings.ToLower(o.Atomic) {
-	case "cas":
+	case "cas", "":
 		cfg.CAS = true
-	case "faa", "":
+	case "faa":
 	default:
 		return cfg, fmt.Errorf("atomic %q: want cas or faa", o.Atomic)
 	}
