@@ -533,27 +533,22 @@ func (r *run) latServer() (int64, error) {
 	}
 	sb := e.sendBuf(r.size)
 	var n int64
-	chained := e.cfg.Tuned && r.chained()
+	tuned := e.cfg.Tuned
+	chained := tuned && r.chained()
 	for i := 0; ; i++ {
 		m := marker(i)
+		// The last answer was retired: its bytes are free.
+		sb[r.size-1] = m
 		var err error
 		switch {
-		case !e.cfg.Tuned && op == Write:
+		case op == Write && !tuned:
 			// As perftest's write_lat: wait for the message, then answer.
 			if err = awaitLast(r.ctx, e.recvBuf(r.size), m, &e.pace); err == nil {
-				sb[r.size-1] = m
-				if err = r.postOne(); err == nil {
-					err = r.drain()
-				}
+				err = r.postOne()
 			}
-			if err != nil {
-				return n, err
+			if err == nil {
+				err = r.drain()
 			}
-			n++
-			continue
-		}
-		sb[r.size-1] = m
-		switch {
 		case op == Write:
 			// The answer leaves the moment the message lands.
 			if err = r.postWhen(m); err == nil {
