@@ -371,7 +371,7 @@ func (r *run) latChained(samples []int64) (int, error) {
 	return i, err
 }
 
-// chained tells whether the latency loops post the moment what the
+// chained tells whether the tuned latency loops post the moment what the
 // request waits for arrives (latChained): always but for SEND when one
 // JFC takes both kinds of records (event mode), where a poll could find
 // only this side's own.

@@ -134,34 +134,36 @@ func TestInlineRoundTrips(t *testing.T) {
 	}
 }
 
-// TestNoAllocationsPerOperation: the timed loops of both sides, and the
-// provider under them, allocate nothing per request. The count covers the
-// whole process during the loop, so a few allocations of the runtime and
-// the out-of-band goroutines are allowed, not one per request. The second
-// of two equal sizes is judged: the first fills the provider's pools (a
-// loopback sender waiting on receives keeps up to its depth of request
-// copies).
+// TestNoAllocationsPerOperation: the timed loops of both sides, default
+// and tuned, and the provider under them, allocate nothing per request.
+// The count covers the whole process during the loop, so a few
+// allocations of the runtime and the out-of-band goroutines are allowed,
+// not one per request. The second of two equal sizes is judged: the first
+// fills the provider's pools (a loopback sender waiting on receives keeps
+// up to its depth of request copies).
 func TestNoAllocationsPerOperation(t *testing.T) {
 	for _, name := range []string{"write_lat", "send_lat", "read_lat", "atomic_lat", "write_bw", "send_bw", "read_bw"} {
 		for _, mode := range []urma.TransportMode{urma.RC, urma.RM} {
-			test, err := ParseTest(name)
-			require.NoError(t, err)
-			size := 64
-			if test.Op == Atomic {
-				size = atomicSize
+			for _, tuned := range []bool{false, true} {
+				test, err := ParseTest(name)
+				require.NoError(t, err)
+				size := 64
+				if test.Op == Atomic {
+					size = atomicSize
+				}
+				// RM runs in event mode: a sleep on the JFCE allocates
+				// nothing either.
+				rep, table, err := pair(t, Config{Test: test, Mode: mode, Iters: 3000, Sizes: []int{size, size},
+					Event: mode == urma.RM && test != Test{Op: Write}, Tuned: tuned})
+				require.NoError(t, err, table)
+				allocs := 0.0
+				if test.BW {
+					allocs = rep.BW[len(rep.BW)-1].AllocsPerOp
+				} else {
+					allocs = rep.Latency[len(rep.Latency)-1].AllocsPerOp // atomics run one size
+				}
+				assert.Less(t, allocs, 0.02, "%s %v %s loops: %s", name, mode, loops(tuned), table)
 			}
-			// RM runs in event mode: a sleep on the JFCE allocates nothing
-			// either.
-			rep, table, err := pair(t, Config{Test: test, Mode: mode, Iters: 3000, Sizes: []int{size, size},
-				Event: mode == urma.RM && test != Test{Op: Write}})
-			require.NoError(t, err, table)
-			allocs := 0.0
-			if test.BW {
-				allocs = rep.BW[len(rep.BW)-1].AllocsPerOp
-			} else {
-				allocs = rep.Latency[len(rep.Latency)-1].AllocsPerOp // atomics run one size
-			}
-			assert.Less(t, allocs, 0.02, "%s %v: %s", name, mode, table)
 		}
 	}
 }
