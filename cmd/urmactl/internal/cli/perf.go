@@ -167,7 +167,8 @@ or 50000, -T 1 or 128, -R 512, -Q 100, -I 0 for bandwidth tests, -P 21115).
 Where they differ:
   SERVER is an argument (urma_perftest -S); -d defaults to loopback0.
   -a takes no order: it runs 2 B to 8 MiB.
-  -D takes whole seconds, as urma_perftest's does, or a duration (500ms).
+  -D takes whole seconds, as urma_perftest's does, or a duration (500ms),
+    and combines with -e and -a, which urma_perftest refuses.
   -I defaults to the device's maximum for latency tests (urma_perftest: 220).
   --warmup N has no letter: bandwidth tests run 10000 untimed requests first,
     as ucx_perftest does (urma_perftest's -w switches on a warm-up that is off
@@ -177,6 +178,9 @@ Where they differ:
     an option here, nor are its other letters (-b -B -c -C -E -f -F -j -J -K
     -N -O -S -w -y -z).
   -L and --tuned make the JFS and JFCs lock-free, not the JFR.
+  Latency rows summarize every iteration (from its start to the next one's);
+    urma_perftest drops the two largest of its intervals between posts and
+    takes the mean of the middle two as the median of an even count.
   --eid is --eid_idx; --spin, --tuned, --cpuprofile and -o are ours.`
 
 // secondsOrDuration is -D's value: whole seconds, as urma_perftest's -D
