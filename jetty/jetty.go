@@ -93,7 +93,7 @@ func (j *Jetty) Bind(ctx context.Context, r *Remote) error {
 	if r == nil {
 		return opErr("jetty bind", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := j.p.Bind(ctx, r.p); err != nil {
+	if err := j.p.Bind(ctx, r.ref.Remote); err != nil {
 		return opErr("jetty bind", err)
 	}
 	return nil

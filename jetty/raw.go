@@ -1,8 +1,10 @@
 package jetty
 
 import (
+	"reflect"
 	"unsafe"
 
+	"github.com/urma-go/sdk/internal/layout"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 )
@@ -27,17 +29,20 @@ func rawSGEs(s []segment.SGE) []provider.SGE {
 	return unsafe.Slice((*provider.SGE)(unsafe.Pointer(&s[0])), len(s))
 }
 
-// rawWR fills p with w in the provider's form; p.Local aliases w.Local.
-func rawWR(p *provider.WR, w *WR) {
-	p.Opcode, p.Flags, p.UserCtx = provider.Opcode(w.Opcode), provider.WRFlags(w.Flags), w.UserCtx
-	if w.To != nil {
-		p.Target = w.To.p
-	} else {
-		p.Target = nil
+// A WR has the provider's layout too: its To points to a Remote, which
+// begins with the provider.RemoteRef the provider reads through Target.
+func init() { layout.Must(reflect.TypeFor[WR](), reflect.TypeFor[provider.WR]()) }
+
+// rawWRs is wrs as the provider's requests.
+func rawWRs(wrs []WR) []provider.WR {
+	if len(wrs) == 0 {
+		return nil
 	}
-	p.Local, p.Remote, p.Inline = rawSGEs(w.Local), w.Remote.Raw(), w.Inline
-	p.Imm, p.Compare, p.Operand = w.Imm, w.Compare, w.Operand
+	return unsafe.Slice((*provider.WR)(unsafe.Pointer(&wrs[0])), len(wrs))
 }
+
+// rawWR fills p with w in the provider's form; p.Local aliases w.Local.
+func rawWR(p *provider.WR, w *WR) { *p = *(*provider.WR)(unsafe.Pointer(w)) }
 
 // rawRecvWR fills p with w in the provider's form.
 func rawRecvWR(p *provider.RecvWR, w *RecvWR) {

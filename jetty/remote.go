@@ -10,7 +10,9 @@ import (
 // Remote is an imported remote JFR or Jetty (urma_target_jetty_t). Put it in
 // WR.To, or pass it to the helpers.
 type Remote struct {
-	p      provider.Remote
+	// ref is first: a request's To is read by the provider as a pointer
+	// to it (see rawWRs).
+	ref    provider.RemoteRef
 	closer closer
 }
 
@@ -43,19 +45,19 @@ func importRemote(ctx context.Context, uctx *urma.Context, desc Descriptor, toke
 	if err != nil {
 		return nil, &urma.OpError{Op: op, Obj: desc.String(), Err: err}
 	}
-	return &Remote{p: p}, nil
+	return &Remote{ref: provider.RemoteRef{Remote: p}}, nil
 }
 
 // WrapRemote makes a Remote of a provider's remote. It is for packages that
 // add provider-specific ways of reaching peers (package rdmacm); others
 // import with ImportJFR and ImportJetty.
-func WrapRemote(p provider.Remote) *Remote { return &Remote{p: p} }
+func WrapRemote(p provider.Remote) *Remote { return &Remote{ref: provider.RemoteRef{Remote: p}} }
 
 // Descriptor returns the descriptor the remote was imported from.
-func (r *Remote) Descriptor() Descriptor { return DescriptorOf(r.p.Desc()) }
+func (r *Remote) Descriptor() Descriptor { return DescriptorOf(r.ref.Remote.Desc()) }
 
 // Raw returns the provider's handle.
-func (r *Remote) Raw() provider.Remote { return r.p }
+func (r *Remote) Raw() provider.Remote { return r.ref.Remote }
 
 // Unimport releases the remote (urma_unimport_jfr / urma_unimport_jetty).
 // Idempotent and nil-safe.
@@ -63,7 +65,7 @@ func (r *Remote) Unimport() error {
 	if r == nil {
 		return nil
 	}
-	return r.closer.close("unimport", r.p.Close)
+	return r.closer.close("unimport", r.ref.Remote.Close)
 }
 
 // Close is Unimport, for io.Closer.

@@ -16,13 +16,12 @@ type sender struct {
 	kind string
 	// jfc receives the queue's records; it finishes requests through views.
 	jfc *JFC
-	// mu guards the scratch requests that Post and the helpers build in
-	// the provider's form, so that a post allocates nothing once the
-	// scratch has grown to the largest batch.
-	mu      sync.Mutex
-	one     [1]provider.WR
-	sge     [1]provider.SGE
-	scratch []provider.WR
+	// mu guards the scratch request that the helpers build, so that
+	// their posts allocate nothing (a request built on the stack would
+	// escape through the provider's Post).
+	mu  sync.Mutex
+	one [1]provider.WR
+	sge [1]provider.SGE
 }
 
 // Post queues a batch of work requests (urma_post_jfs_wr). On error it
@@ -30,20 +29,9 @@ type sender struct {
 // not. A full queue is urma.ErrAgain: poll completions and post the rest.
 // Post keeps no reference to wrs.
 func (s *sender) Post(wrs []WR) error {
-	s.mu.Lock()
-	ws := s.one[:]
-	if len(wrs) != 1 {
-		if cap(s.scratch) < len(wrs) {
-			s.scratch = make([]provider.WR, len(wrs))
-		}
-		ws = s.scratch[:len(wrs)]
-	}
-	for i := range wrs {
-		rawWR(&ws[i], &wrs[i])
-	}
-	n, err := s.post(ws)
-	dropRefs(ws)
-	s.mu.Unlock()
+	// The requests have the provider's layout: they go as they are, with
+	// nothing built, copied or locked here.
+	n, err := s.post(rawWRs(wrs))
 	if err != nil {
 		return &PostError{Op: s.kind + " post", Index: n, Err: err}
 	}
@@ -80,7 +68,7 @@ func (s *sender) Advise(ctx context.Context, r *Remote) error {
 	if r == nil {
 		return opErr(s.kind+" advise", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := s.p.Advise(ctx, r.p); err != nil {
+	if err := s.p.Advise(ctx, r.ref.Remote); err != nil {
 		return opErr(s.kind+" advise", err)
 	}
 	return nil
@@ -91,7 +79,7 @@ func (s *sender) Unadvise(r *Remote) error {
 	if r == nil {
 		return opErr(s.kind+" unadvise", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := s.p.Unadvise(r.p); err != nil {
+	if err := s.p.Unadvise(r.ref.Remote); err != nil {
 		return opErr(s.kind+" unadvise", err)
 	}
 	return nil
@@ -126,7 +114,7 @@ func (s *sender) postOne(op urma.Opcode, to *Remote, local *segment.SGE, remote 
 	w.Opcode, w.Flags, w.UserCtx = provider.Opcode(op), provider.WRFlags(flags|Signaled), userCtx
 	w.Target = nil
 	if to != nil {
-		w.Target = to.p
+		w.Target = &to.ref
 	}
 	w.Local = nil
 	if local != nil {

@@ -31,19 +31,44 @@ type SGE struct {
 // without the flag is refused.
 //   - NOP: nothing.
 //
-// Target names the imported JFR or Jetty that a request goes to; it may be
-// nil on a Jetty bound in RC mode, which always uses the bound remote.
+// Target names the imported JFR or Jetty that a request goes to (Dest); it
+// may be nil on a Jetty bound in RC mode, which always uses the bound
+// remote.
 type WR struct {
 	Opcode  Opcode
 	Flags   WRFlags
 	UserCtx uint64
-	Target  Remote
+	Target  *RemoteRef
 	Local   []SGE
 	Remote  SGE
 	Inline  []byte
 	Imm     uint64
 	Compare uint64
 	Operand uint64
+}
+
+// RemoteRef holds the Remote a request goes to. A WR names its remote
+// through one, so that the SDK's requests, whose remotes begin with a
+// RemoteRef, have the layout of the provider's and reach it as they are.
+type RemoteRef struct {
+	Remote Remote
+}
+
+// Ref returns a RemoteRef of r, for a request built outside the SDK; nil
+// for a nil r.
+func Ref(r Remote) *RemoteRef {
+	if r == nil {
+		return nil
+	}
+	return &RemoteRef{Remote: r}
+}
+
+// Dest returns the Remote the request names, nil for none.
+func (w *WR) Dest() Remote {
+	if w.Target == nil {
+		return nil
+	}
+	return w.Target.Remote
 }
 
 // DataLen is the number of bytes the request carries: the inline data's

@@ -13,10 +13,11 @@ import (
 
 // Same returns nil when a and b have the same size and alignment and the
 // same fields at the same offsets, field by field of the same kind and
-// size. Fields that hold pointers (pointers, interfaces, slices, strings,
-// maps, channels, functions) must have identical types, so that the
-// garbage collector and method calls see what they expect; plain-data
-// fields may differ in their named types.
+// size. Pointers and slices must point to what has the same layout (a
+// pointer also to a struct that begins with what the other points to);
+// the other fields that hold pointers (interfaces, strings, maps,
+// channels, functions) must have identical types, so that method calls
+// see what they expect; plain-data fields may differ in their named types.
 func Same(a, b reflect.Type) error {
 	if a.Size() != b.Size() || a.Align() != b.Align() {
 		return fmt.Errorf("%v is %d bytes aligned %d, %v is %d aligned %d", a, a.Size(), a.Align(), b, b.Size(), b.Align())
@@ -43,12 +44,37 @@ func Same(a, b reflect.Type) error {
 			return fmt.Errorf("%v and %v differ in length", a, b)
 		}
 		return Same(a.Elem(), b.Elem())
-	case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.String, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+	case reflect.Pointer:
+		// A pointer is read as the other: what it points to must read
+		// the same, whole or as its beginning.
+		if a != b && Same(a.Elem(), b.Elem()) != nil && !beginsWith(a.Elem(), b.Elem()) {
+			return fmt.Errorf("%v and %v point to different layouts", a, b)
+		}
+	case reflect.Slice:
+		if a != b {
+			if err := Same(a.Elem(), b.Elem()); err != nil {
+				return fmt.Errorf("%v and %v: %w", a, b, err)
+			}
+		}
+	case reflect.Interface, reflect.String, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
 		if a != b {
 			return fmt.Errorf("%v and %v hold pointers of different types", a, b)
 		}
 	}
 	return nil
+}
+
+// beginsWith tells whether the struct a begins with a field of type b (or
+// of a struct that does), so that a pointer to an a may be read as one to
+// a b.
+func beginsWith(a, b reflect.Type) bool {
+	for a.Kind() == reflect.Struct && a.NumField() > 0 && a.Field(0).Offset == 0 {
+		a = a.Field(0).Type
+		if a == b {
+			return true
+		}
+	}
+	return false
 }
 
 // Must panics when Same fails: a package calls it while it initializes,

@@ -40,7 +40,7 @@ func TestSame(t *testing.T) {
 		"pointer type": reflect.TypeFor[struct {
 			A code
 			B uint64
-			P *uint
+			P *uint16
 		}](),
 		"pointer for an integer": reflect.TypeFor[struct {
 			A code
@@ -57,4 +57,33 @@ func TestSame(t *testing.T) {
 		require.Error(t, layout.Same(reflect.TypeFor[rec](), other), name)
 	}
 	require.Panics(t, func() { layout.Must(reflect.TypeFor[rec](), reflect.TypeFor[int]()) })
+}
+
+type head struct{ N *int }
+
+// holder begins with a head: a pointer to one may be read as a *head.
+type holder struct {
+	H    head
+	More string
+}
+
+type elsewhere struct {
+	More string
+	H    head
+}
+
+type refs struct {
+	P *holder
+	S []rec
+}
+
+func TestSamePointersAndSlices(t *testing.T) {
+	require.NoError(t, layout.Same(reflect.TypeFor[refs](), reflect.TypeFor[struct {
+		P *head
+		S []twin
+	}]()), "a pointer to what begins with the other's, slices of twins")
+	require.NoError(t, layout.Same(reflect.TypeFor[*code](), reflect.TypeFor[*otherCode]()), "same layouts")
+	require.Error(t, layout.Same(reflect.TypeFor[*elsewhere](), reflect.TypeFor[*head]()), "the head not first")
+	require.Error(t, layout.Same(reflect.TypeFor[*head](), reflect.TypeFor[*holder]()), "the shorter read as the longer")
+	require.Error(t, layout.Same(reflect.TypeFor[[]rec](), reflect.TypeFor[[]head]()), "slices of other layouts")
 }

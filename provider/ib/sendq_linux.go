@@ -1012,13 +1012,14 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 
 // target resolves where a request goes, by transport mode.
 func (q *sendq) target(w *provider.WR) (*remote, error) {
+	t := w.Dest()
 	if q.mode == provider.RC {
 		b := q.jetty.boundRemote()
 		if b == nil {
 			return nil, rules.NotBound()
 		}
-		if w.Target != nil {
-			if r, _ := w.Target.(*remote); r != b {
+		if t != nil {
+			if r, _ := t.(*remote); r != b {
 				return nil, rules.BoundElsewhere(b.desc.ID)
 			}
 		}
@@ -1027,10 +1028,10 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 		}
 		return b, nil
 	}
-	if w.Target == nil {
+	if t == nil {
 		return nil, rules.NoTarget(w.Opcode, q.mode)
 	}
-	r, err := q.ctx.ownRemote(w.Target)
+	r, err := q.ctx.ownRemote(t)
 	if err != nil {
 		return nil, err
 	}

@@ -339,7 +339,10 @@ func (q *sendq) withdrawInbox() {
 // (for the caller to fill in).
 func (q *sendq) takeBack(r *inboxReq) *pendingWR {
 	p := q.takeFree()
-	p.wr = provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx, Target: r.rem, Imm: r.imm}
+	p.wr = provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx, Imm: r.imm}
+	if r.rem != nil {
+		p.wr.Target = &r.rem.self
+	}
 	p.seq, p.rem = r.seq, r.rem
 	p.buf = p.buf[:0]
 	if r.local.Seg != nil {

@@ -14,6 +14,9 @@ type remote struct {
 	desc   provider.JettyDesc
 	rq     *rqView
 	closed atomic.Bool
+	// self names the remote in the requests the queue rebuilds itself
+	// (takeBack).
+	self provider.RemoteRef
 }
 
 func (c *lbContext) Import(ctx context.Context, desc provider.JettyDesc, token uint32) (provider.Remote, error) {
@@ -43,6 +46,7 @@ func (c *lbContext) Import(ctx context.Context, desc provider.JettyDesc, token u
 		}
 	}
 	r := &remote{ctx: c, desc: desc, rq: rq}
+	r.self.Remote = r
 	if _, err := c.adopt(r); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,8 @@ type postMemo struct {
 	// comparison of values (which panics on a type without ==) is made.
 	op           provider.Opcode
 	flags        provider.WRFlags // without FlagSignaled
-	target       ifaceWords
+	ref          *provider.RemoteRef
+	target       ifaceWords // what ref held
 	lseg, rseg   ifaceWords // lseg zero for inline data
 	laddr, raddr uint64
 	llen, rlen   uint32
@@ -56,8 +57,11 @@ const shapeFlags = ^provider.FlagSignaled
 
 // fits tells whether w has the memo's shape.
 func (m *postMemo) fits(w *provider.WR) bool {
-	if !m.valid || w.Opcode != m.op || w.Flags&shapeFlags != m.flags || !same(&w.Target, &m.target) ||
+	if !m.valid || w.Opcode != m.op || w.Flags&shapeFlags != m.flags || w.Target != m.ref ||
 		!same(&w.Remote.Seg, &m.rseg) || w.Remote.Addr != m.raddr || w.Remote.Len != m.rlen {
+		return false
+	}
+	if m.ref != nil && !same(&m.ref.Remote, &m.target) {
 		return false
 	}
 	if m.inlineLen != 0 {
@@ -113,7 +117,10 @@ func (q *sendq) learn(w *provider.WR) {
 	}
 	p.fast = true
 	m.valid = true
-	m.op, m.flags, m.target = w.Opcode, w.Flags&shapeFlags, wordsOf(&w.Target)
+	m.op, m.flags, m.ref, m.target = w.Opcode, w.Flags&shapeFlags, w.Target, ifaceWords{}
+	if w.Target != nil {
+		m.target = wordsOf(&w.Target.Remote)
+	}
 	m.rseg, m.raddr, m.rlen = wordsOf(&w.Remote.Seg), w.Remote.Addr, w.Remote.Len
 	m.lseg, m.laddr, m.llen, m.inlineLen = ifaceWords{}, 0, 0, 0
 	if p.seg == nil {

@@ -64,10 +64,9 @@ type sendq struct {
 	// run holds the messages of a run of SENDs (see postRun), made on the
 	// first one.
 	run *[maxRun]runMsg
-	// lastTarget is the Target of the last request that named one (when
-	// a pointer) and lastRemote what it resolved to: a loop that posts to
-	// one peer unwraps its SDK wrapper once (see target).
-	lastTarget provider.Remote
+	// lastRemote is the remote the last request that named one resolved
+	// to: a loop that posts to one peer checks it in full once (see
+	// target).
 	lastRemote *remote
 	// ib holds the queue's requests left in an inbox, and ibOut counts
 	// them for polls and arms that look without the lock (see inboxOut).

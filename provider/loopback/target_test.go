@@ -29,7 +29,7 @@ func TestPostSwitchesTargets(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
 	wr := func(target provider.Remote) []provider.WR {
-		return []provider.WR{{Opcode: provider.OpWrite, Flags: provider.FlagSignaled, Target: target,
+		return []provider.WR{{Opcode: provider.OpWrite, Flags: provider.FlagSignaled, Target: provider.Ref(target),
 			Local: []provider.SGE{p.src.SGE(0, 8).Raw()}, Remote: p.tgt.SGE(0, 8).Raw()}}
 	}
 	raw := p.jfs.Raw()
@@ -48,6 +48,19 @@ func TestPostSwitchesTargets(t *testing.T) {
 	_, err = raw.Post(wr(p.remote.Raw()))
 	require.NoError(t, err)
 	p.pollOne(t, p.jfcA)
+	// One RemoteRef whose Remote changes between posts of one request.
+	w := wr(p.remote.Raw())
+	for range 2 {
+		_, err = raw.Post(w)
+		require.NoError(t, err)
+		p.pollOne(t, p.jfcA)
+	}
+	w[0].Target.Remote = sliceRemote{ids: []uint32{2}}
+	_, err = raw.Post(w)
+	require.ErrorContains(t, err, "not a remote imported")
+	w[0].Target.Remote = nil
+	_, err = raw.Post(w)
+	require.ErrorIs(t, err, provider.ErrInvalid, "a RemoteRef of nothing names no target")
 }
 
 // A receive-side record that finds the receiver's JFC full is dropped and

@@ -1,8 +1,6 @@
 package loopback
 
 import (
-	"reflect"
-
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
@@ -50,40 +48,35 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 
 // target resolves where a request goes, by transport mode.
 func (q *sendq) target(w *provider.WR) (*remote, error) {
+	t := w.Dest()
 	if q.mode == provider.RC {
 		b := q.jetty.bound
 		if b == nil {
 			return nil, rules.NotBound()
 		}
-		if w.Target != nil {
-			if asRemote(w.Target) != b {
-				return nil, rules.BoundElsewhere(b.desc.ID)
-			}
+		if t != nil && asRemote(t) != b {
+			return nil, rules.BoundElsewhere(b.desc.ID)
 		}
 		if b.closed.Load() {
 			return nil, errClosed("bound remote jetty")
 		}
 		return b, nil
 	}
-	if w.Target == nil {
+	if t == nil {
 		return nil, rules.NoTarget(w.Opcode, q.mode)
 	}
-	if w.Target == q.lastTarget {
-		if r := q.lastRemote; !r.closed.Load() {
-			return r, nil
-		}
+	// The remote of the last request, checked then, needs only its
+	// closed flag checked again.
+	if r := asRemote(t); r != nil && r == q.lastRemote && !r.closed.Load() {
+		return r, nil
 	}
-	r, err := q.ctx.ownRemote(w.Target)
+	r, err := q.ctx.ownRemote(t)
 	if err != nil {
 		return nil, err
 	}
 	if r.desc.Mode != q.mode {
 		return nil, rules.ModeMismatch(r.desc.Mode, q.mode)
 	}
-	// Only a pointer is kept: comparing interfaces whose dynamic type
-	// holds a slice or map would panic.
-	if reflect.TypeOf(w.Target).Kind() == reflect.Pointer {
-		q.lastTarget, q.lastRemote = w.Target, r
-	}
+	q.lastRemote = r
 	return r, nil
 }

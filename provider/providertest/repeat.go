@@ -27,6 +27,7 @@ var repeatTests = []test{
 	{"remote unimported", testRepeatUnimported},
 	{"queue full", testRepeatQueueFull},
 	{"helpers", testRepeatHelpers},
+	{"Post leaves the caller's requests as they were", testPostLeavesRequests},
 }
 
 // repeatRig is a sender, a receiver, a local and a remote segment of 64
@@ -255,5 +256,50 @@ func testRepeatHelpers(t *testing.T, e *env) {
 		require.NoError(t, s.jfs.Read(r.remote, tg.SGE(16, 8), src.SGE(32, 8), 0, uint64(i+10)))
 		require.Equal(t, uint64(i+10), e.pollOK(s.jfc).UserCtx)
 		require.Equal(t, dst.Bytes()[16:24], src.Bytes()[32:40])
+	}
+}
+
+// testPostLeavesRequests posts a list of requests of every kind and checks
+// that the caller's requests, their SGE lists and inline bytes are as they
+// were: a post reads them and never writes them.
+func testPostLeavesRequests(t *testing.T, e *env) {
+	s := e.sender(jetty.JFSConfig{})
+	r := e.receiver(jetty.JFRConfig{})
+	src := e.seg(e.a, 256, segment.LocalOnly)
+	rb := e.seg(e.b, 256, segment.LocalOnly)
+	_, tg := e.remoteSeg(256, rwa)
+	require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 1))
+	wrs := []jetty.WR{
+		{Opcode: urma.OpWrite, To: r.remote, Local: []segment.SGE{src.SGE(0, 16)}, Remote: tg.SGE(0, 16), UserCtx: 1},
+		{Opcode: urma.OpRead, To: r.remote, Local: []segment.SGE{src.SGE(64, 16)}, Remote: tg.SGE(32, 16), UserCtx: 2},
+		{Opcode: urma.OpSend, Flags: jetty.Signaled, To: r.remote, Local: []segment.SGE{src.SGE(128, 8)}, UserCtx: 3},
+	}
+	if e.attr.MaxInline >= 8 {
+		s = e.sender(jetty.JFSConfig{MaxInline: 8})
+		wrs = append(wrs, jetty.WR{Opcode: urma.OpWrite, Flags: jetty.Signaled | jetty.Inline, To: r.remote,
+			Inline: []byte("inline!!"), Remote: tg.SGE(100, 8), UserCtx: 4})
+	}
+	before := make([]jetty.WR, len(wrs))
+	for i, w := range wrs {
+		w.Local = append([]segment.SGE(nil), w.Local...)
+		w.Inline = append([]byte(nil), w.Inline...)
+		before[i] = w
+	}
+	for range 2 {
+		require.NoError(t, s.jfs.Post(wrs))
+		for i := range wrs {
+			require.Equal(t, before[i].Opcode, wrs[i].Opcode)
+			require.Equal(t, before[i].Flags, wrs[i].Flags)
+			require.Equal(t, before[i].UserCtx, wrs[i].UserCtx)
+			require.Same(t, before[i].To, wrs[i].To)
+			require.Equal(t, before[i].Local, wrs[i].Local)
+			require.Equal(t, before[i].Remote, wrs[i].Remote)
+			require.Equal(t, string(before[i].Inline), string(wrs[i].Inline))
+		}
+		e.poll(s.jfc, len(wrs)-2)
+		if len(wrs) == 3 {
+			break
+		}
+		require.NoError(t, r.jfr.Recv(rb.SGE(0, 64), 1))
 	}
 }

@@ -96,7 +96,7 @@ func (s *session) wr(w *wr) (provider.WR, error) {
 	if err != nil {
 		return provider.WR{}, err
 	}
-	return provider.WR{Opcode: w.Opcode, Flags: w.Flags, UserCtx: w.UserCtx, Target: t, Local: local,
+	return provider.WR{Opcode: w.Opcode, Flags: w.Flags, UserCtx: w.UserCtx, Target: provider.Ref(t), Local: local,
 		Remote: provider.SGE{Seg: rm, Addr: w.Remote.Addr, Len: w.Remote.Len}, Inline: w.Inline,
 		Imm: w.Imm, Compare: w.Compare, Operand: w.Operand}, nil
 }

@@ -8,7 +8,7 @@ import (
 // them by handle, or by descriptor when they are not this peer's.
 
 func (p *Peer) wireWR(w *provider.WR) (wr, error) {
-	t, err := p.remoteRef(w.Target)
+	t, err := p.remoteRef(w.Dest())
 	if err != nil {
 		return wr{}, err
 	}
