@@ -78,6 +78,12 @@ func (m *postMemo) fits(w *provider.WR) bool {
 // caller holds the queue's lock.
 func (m *postMemo) post(w *provider.WR) (int, error) {
 	p := &m.p
+	if len(p.remote) > 0 {
+		// Asked for before the checks, as a prepared request's Post
+		// asks (see there): the line the peer polls then moves while
+		// they run.
+		p.prefetchRemote()
+	}
 	k := &p.wr[0]
 	k.Flags, k.UserCtx, k.Imm, k.Compare, k.Operand = w.Flags, w.UserCtx, w.Imm, w.Compare, w.Operand
 	if m.inlineLen > 0 {

@@ -154,11 +154,7 @@ func (p *prepared) Post() (int, error) {
 		// receiver polls, and asking for it early only moves it back and
 		// forth. The line may be unmapped by now (an Unregister): a hint
 		// never faults, and the checks below stop the access itself.
-		if p.wr[0].Opcode == provider.OpRead {
-			prefetch.Read(unsafe.Pointer(&p.remote[0]))
-		} else {
-			prefetch.Write(unsafe.Pointer(&p.remote[0]))
-		}
+		p.prefetchRemote()
 	}
 	if err := q.lockOpen(); err != nil {
 		return 0, err
@@ -169,6 +165,16 @@ func (p *prepared) Post() (int, error) {
 	n, err := p.postLocked()
 	q.mu.UnlockOwner()
 	return n, err
+}
+
+// prefetchRemote asks for the first line of the request's remote range: to
+// read for a READ, to write otherwise. The request has a remote range.
+func (p *prepared) prefetchRemote() {
+	if p.wr[0].Opcode == provider.OpRead {
+		prefetch.Read(unsafe.Pointer(&p.remote[0]))
+	} else {
+		prefetch.Write(unsafe.Pointer(&p.remote[0]))
+	}
 }
 
 // postLocked is Post's work under the queue's lock.
