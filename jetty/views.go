@@ -157,7 +157,7 @@ func (v *viewOps) dropUnposted(ps []pending, n int) {
 
 // post queues wrs, through their views when they name any.
 func (s *sender) post(wrs []provider.WR) (int, error) {
-	if !usesViews(wrs) {
+	if !viewio.Made() || !usesViews(wrs) {
 		return s.p.Post(wrs)
 	}
 	ws := make([]provider.WR, len(wrs))

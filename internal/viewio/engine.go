@@ -2,6 +2,7 @@ package viewio
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
 )
@@ -57,7 +58,18 @@ type Engine struct {
 }
 
 // New returns an engine for cfg.
-func New(cfg Config) *Engine { return &Engine{cfg: cfg} }
+func New(cfg Config) *Engine {
+	made.Store(true)
+	return &Engine{cfg: cfg}
+}
+
+// made is set by the first New: until then no SGE can name an engine.
+var made atomic.Bool
+
+// Made tells whether any engine was made in this process, so that a data
+// path that looks for engines in its requests may skip the look until one
+// was.
+func Made() bool { return made.Load() }
 
 // Desc makes an Engine an SGE's Seg: a view's addresses run from 0 to its
 // memory length.
