@@ -34,12 +34,12 @@ const ctlPageSize = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
 // own mapping, so it is reference counted: the owner holds one reference,
 // and each importing context of the process one until it closes.
 type ctlPage struct {
-	m    *mapping
+	m    *Mapping
 	refs atomic.Int32
 }
 
 func newCtlPage() (*ctlPage, error) {
-	m, err := newMapping("ctx", ctlPageSize, false)
+	m, err := NewMapping("ctx", ctlPageSize, false)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func newCtlPage() (*ctlPage, error) {
 // attachCtlPage maps a peer's page for reading: whatever the peer sent, this
 // process never writes it.
 func attachCtlPage(fd int) (*ctlPage, error) {
-	m, err := attachReadOnly(fd, ctlPageSize)
+	m, err := AttachReadOnly(fd, ctlPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -62,12 +62,12 @@ func attachCtlPage(fd int) (*ctlPage, error) {
 
 func (p *ctlPage) release() {
 	if p.refs.Add(-1) == 0 {
-		p.m.close()
+		p.m.Close()
 	}
 }
 
 func (p *ctlPage) entry(h uint32) *segEntry {
-	return (*segEntry)(unsafe.Pointer(&p.m.mem[uint64(h)*uint64(unsafe.Sizeof(segEntry{}))]))
+	return (*segEntry)(unsafe.Pointer(&p.m.Bytes()[uint64(h)*uint64(unsafe.Sizeof(segEntry{}))]))
 }
 
 // countPage holds one importer's accesses in flight to the owner's caller
@@ -79,12 +79,12 @@ func (p *ctlPage) entry(h uint32) *segEntry {
 // only once (see ctlServer.drain). A count sharing a cache line with the
 // entries would also take that line from every importer checking a
 // segment on another core.
-type countPage struct{ m *mapping }
+type countPage struct{ m *Mapping }
 
 const countPageSize = maxSegments * 4
 
 func newCountPage() (*countPage, error) {
-	m, err := newMapping("counts", countPageSize, false)
+	m, err := NewMapping("counts", countPageSize, false)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func newCountPage() (*countPage, error) {
 }
 
 func attachCountPage(fd int) (*countPage, error) {
-	m, err := attachMapping(fd, countPageSize)
+	m, err := AttachMapping(fd, countPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func attachCountPage(fd int) (*countPage, error) {
 
 // count is the access count of handle h.
 func (p *countPage) count(h uint32) *atomic.Int32 {
-	return (*atomic.Int32)(unsafe.Pointer(&p.m.mem[uint64(h)*4]))
+	return (*atomic.Int32)(unsafe.Pointer(&p.m.Bytes()[uint64(h)*4]))
 }
 
 // handles allocates segment handles, reusing freed ones with a new

@@ -16,10 +16,10 @@ func TestPagesHoldEveryHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cp.m.close()
+	defer cp.m.Close()
 	for _, h := range []uint32{0, 1, 2, 3, 100, maxSegments - 1} {
-		e := uintptr(unsafe.Pointer(p.entry(h))) - uintptr(unsafe.Pointer(&p.m.mem[0]))
-		c := uintptr(unsafe.Pointer(cp.count(h))) - uintptr(unsafe.Pointer(&cp.m.mem[0]))
+		e := uintptr(unsafe.Pointer(p.entry(h))) - uintptr(unsafe.Pointer(&p.m.Bytes()[0]))
+		c := uintptr(unsafe.Pointer(cp.count(h))) - uintptr(unsafe.Pointer(&cp.m.Bytes()[0]))
 		if e+unsafe.Sizeof(segEntry{}) > uintptr(ctlPageSize) || c+4 > uintptr(countPageSize) {
 			t.Fatalf("handle %d: entry at %d or count at %d lies outside its page", h, e, c)
 		}

@@ -237,7 +237,7 @@ func (v *rqView) ready() provider.CRStatus {
 		if st := v.peer.usable(); st != provider.CRSuccess {
 			return st
 		}
-		s = v.ring.meta(metaState).Load()
+		s = v.ring.Meta(metaState).Load()
 	}
 	if provider.State(s) != provider.StateReady {
 		return provider.CRRemAccessAbortErr
@@ -274,11 +274,11 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		return false
 	}
 	defer leaveRQ(v)
-	if provider.State(v.ring.meta(metaState).Load()) != provider.StateReady {
+	if provider.State(v.ring.Meta(metaState).Load()) != provider.StateReady {
 		q.fail(w, seq, rem, provider.CRRemAccessAbortErr)
 		return false
 	}
-	pos, ok := v.ring.claim()
+	pos, ok := v.ring.Claim()
 	if !ok {
 		if v.local != nil {
 			v.local.addWaiter(q)
@@ -288,13 +288,13 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 		// both.
 		return true
 	}
-	slot := (*recvSlot)(v.ring.payload(pos))
+	slot := (*recvSlot)(v.ring.Payload(pos))
 	// The next message claims the next receive and must read it before
 	// it can copy anything: ask for its line now, while this one copies.
 	// The receiver posted it long before, unless the ring runs near
 	// empty. For writing, as the release will write it: a line read
 	// first is asked for twice.
-	prefetch.Write(unsafe.Pointer(v.ring.seq(pos + 1)))
+	prefetch.Write(unsafe.Pointer(v.ring.Seq(pos + 1)))
 	var cr provider.CR
 	q.recvRecordBase(&cr, v.id)
 	cr.UserCtx = slot.userCtx
@@ -308,7 +308,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	var rpos uint64
 	var reserved bool
 	if early {
-		rpos, reserved = v.jfc.ring.reserveRecord()
+		rpos, reserved = v.jfc.ring.ReserveRecord()
 	}
 	var n uint64
 	st := provider.CRSuccess
@@ -334,9 +334,9 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	}
 	// The buffers are let go after the record is out: letting go is an
 	// atomic add, which would first wait for the data's cache lines.
-	v.ring.release(pos)
+	v.ring.Release(pos)
 	if !early {
-		rpos, reserved = v.jfc.ring.reserveRecord()
+		rpos, reserved = v.jfc.ring.ReserveRecord()
 	}
 	v.jfc.pushReserved(rpos, reserved, &cr, 0)
 	if dst == nil {

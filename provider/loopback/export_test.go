@@ -85,7 +85,7 @@ func NewInboxSource(cells int) (*InboxSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &InboxSource{FD: b.r.m.fd, box: b}, nil
+	return &InboxSource{FD: b.r.Mapping().FD(), box: b}, nil
 }
 
 // Put leaves msg as a SEND, spinning while the inbox is full.
@@ -149,7 +149,7 @@ func CheckInbox(fd int, cells int, n uint64) error {
 }
 
 // Drained tells whether the consumer has read every message put.
-func (s *InboxSource) Drained() bool { return s.box.head() == atomic.LoadUint64(s.box.r.enq) }
+func (s *InboxSource) Drained() bool { return s.box.head() == atomic.LoadUint64(s.box.r.EnqPos()) }
 
 // Close unmaps the inbox.
 func (s *InboxSource) Close() { s.box.close() }

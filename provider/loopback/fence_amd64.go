@@ -15,20 +15,20 @@ const (
 	membarrierRegisterPrivateExpedited = 1 << 4
 )
 
-// asymmetricFence makes every thread of this process that is running run
+// AsymmetricFence makes every thread of this process that is running run
 // a full memory barrier before it returns (membarrier, private
 // expedited: an interrupt to each core that runs one, a few microseconds
 // in all). A lock-free queue's owner stores with plain MOVs
-// (storeRelease), which amd64 may let a later load pass; this is the
+// (StoreRelease), which amd64 may let a later load pass; this is the
 // fence its side of the Dekker pair does without (see queueLock).
-func asymmetricFence() {
+func AsymmetricFence() {
 	_, _, _ = unix.Syscall(unix.SYS_MEMBARRIER, membarrierPrivateExpedited, 0, 0)
 }
 
-// asymmetricFenceReady registers the process for asymmetricFence, once,
+// AsymmetricFenceReady registers the process for AsymmetricFence, once,
 // and tells whether it can use it (a kernel before 4.14, or a sandbox
 // without membarrier, cannot: lock-free queues are then locked as others).
-var asymmetricFenceReady = sync.OnceValue(func() bool {
+var AsymmetricFenceReady = sync.OnceValue(func() bool {
 	_, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierRegisterPrivateExpedited, 0, 0)
 	return errno == 0
 })

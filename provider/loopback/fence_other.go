@@ -2,11 +2,11 @@
 
 package loopback
 
-// asymmetricFence does nothing where storeRelease is Go's atomic.Store:
+// AsymmetricFence does nothing where StoreRelease is Go's atomic.Store:
 // the owner's store and load of a lock-free queue's lock are then
 // sequentially consistent by themselves (see queueLock).
-func asymmetricFence() {}
+func AsymmetricFence() {}
 
-// asymmetricFenceReady tells whether lock-free queues can be had: always,
-// here (see asymmetricFence).
-func asymmetricFenceReady() bool { return true }
+// AsymmetricFenceReady tells whether lock-free queues can be had: always,
+// here (see AsymmetricFence).
+func AsymmetricFenceReady() bool { return true }

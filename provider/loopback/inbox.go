@@ -21,7 +21,7 @@ import (
 // first cell holds the message's header, its immediate data and its first
 // inboxHeadData bytes; each next cell inboxCellData more bytes.
 type inbox struct {
-	r *ring
+	r *Ring
 }
 
 const (
@@ -66,7 +66,7 @@ const inboxTail = inboxRoutes * uint64(unsafe.Sizeof(routeSlot{}))
 
 // newInbox makes an inbox of cells cells (rounded up to a power of two).
 func newInbox(name string, cells int) (*inbox, error) {
-	r, err := newRingOfSlots(name, cells, inboxCell, inboxTail)
+	r, err := NewRingOfSlots(name, cells, inboxCell, inboxTail)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func newInbox(name string, cells int) (*inbox, error) {
 // attachInbox maps an inbox of cells cells that another process made and
 // passed as fd (closed here, whatever happens).
 func attachInbox(fd int, cells int) (*inbox, error) {
-	r, err := attachRing(fd, cells, inboxCell, inboxTail)
+	r, err := AttachRing(fd, cells, inboxCell, inboxTail)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func attachInbox(fd int, cells int) (*inbox, error) {
 
 // routes is the route table that follows the ring in the mapping.
 func (b *inbox) routes() *[inboxRoutes]routeSlot {
-	return (*[inboxRoutes]routeSlot)(unsafe.Pointer(&b.r.m.mem[ringBytes(int(b.r.limit), inboxCell)]))
+	return (*[inboxRoutes]routeSlot)(b.r.Tail())
 }
 
 // inboxCont marks the sequence word of an entry's further cells: published,
@@ -94,17 +94,17 @@ func (b *inbox) routes() *[inboxRoutes]routeSlot {
 // message.
 const inboxCont = 1 << 63
 
-func (b *inbox) close() { b.r.close() }
+func (b *inbox) close() { b.r.Close() }
 
 // cell returns the three payload words of the cell at pos.
-func (b *inbox) cell(pos uint64) *[3]uint64 { return (*[3]uint64)(b.r.payload(pos)) }
+func (b *inbox) cell(pos uint64) *[3]uint64 { return (*[3]uint64)(b.r.Payload(pos)) }
 
 // put leaves a message of header h, immediate data imm and bytes data
 // (len(data) at most inboxMaxData, and h.len set to it) and returns its
 // position; false when the inbox has no room for it, and nothing was
 // written. Any number of producers, in any process, may put at once.
 func (b *inbox) put(h inboxHeader, imm uint64, data []byte) (uint64, bool) {
-	pos, ok := b.r.reserveRecords(inboxCells(len(data)))
+	pos, ok := b.r.ReserveRecords(inboxCells(len(data)))
 	if !ok {
 		return 0, false
 	}
@@ -128,7 +128,7 @@ func (b *inbox) writeCells(pos, hdr, imm uint64, data []byte, k uint64) {
 	}
 	// The first cell last: a consumer that sees it published sees the
 	// rest published too (stores are seen in order).
-	b.r.publish(pos)
+	b.r.Publish(pos)
 }
 
 // writeRest fills and publishes the further cells of the entry of k cells
@@ -137,22 +137,22 @@ func (b *inbox) writeCells(pos, hdr, imm uint64, data []byte, k uint64) {
 // BenchmarkSendStream8LockFree (bench/instructions counts it).
 func (b *inbox) writeRest(pos uint64, rest []byte, k uint64) {
 	for i := uint64(1); i < k; i++ {
-		c := (*[inboxCellData]byte)(b.r.payload(pos + i))
+		c := (*[inboxCellData]byte)(b.r.Payload(pos + i))
 		n := copy(c[:], rest)
 		rest = rest[n:]
-		storeRelease(b.r.seq(pos+i), (pos+i+1)|inboxCont)
+		StoreRelease(b.r.Seq(pos+i), (pos+i+1)|inboxCont)
 	}
 }
 
 // heldCells lists the cells a producer reserved and has not published,
-// oldest first (see ring.heldReserved).
-func (b *inbox) heldCells() []uint64 { return b.r.heldReservedMarked(inboxCont) }
+// oldest first (see Ring.HeldReserved).
+func (b *inbox) heldCells() []uint64 { return b.r.HeldReservedMarked(inboxCont) }
 
 // hole publishes the held cell at pos as an entry to skip: its producer
 // died before it published it.
 func (b *inbox) hole(pos uint64) {
 	b.cell(pos)[0] = inboxHeader{route: inboxHole}.word()
-	b.r.publish(pos)
+	b.r.Publish(pos)
 }
 
 // firstWord is the first cell's data word of a message of bytes p: its
@@ -184,7 +184,7 @@ type inboxEntry struct {
 // yet, or when a faulty peer wrote a header no producer writes (then the
 // inbox is stuck at pos, as a JFC ring is at a slot never published).
 func (b *inbox) peek(pos uint64, e *inboxEntry) bool {
-	if atomic.LoadUint64(b.r.seq(pos)) != pos+1 {
+	if atomic.LoadUint64(b.r.Seq(pos)) != pos+1 {
 		return false
 	}
 	head := b.cell(pos)
@@ -207,7 +207,7 @@ func (b *inbox) entryAt(pos uint64, e *inboxEntry) bool {
 	if b.peek(pos, e) {
 		return true
 	}
-	if atomic.LoadUint64(b.r.seq(pos)) != (pos+1)|inboxCont {
+	if atomic.LoadUint64(b.r.Seq(pos)) != (pos+1)|inboxCont {
 		return false
 	}
 	e.pos, e.cells, e.hdr, e.imm = pos, 1, inboxHeader{route: inboxHole}, 0
@@ -229,7 +229,7 @@ func (b *inbox) copyOut(e *inboxEntry, dst []byte) int {
 	first := (*[inboxHeadData]byte)(unsafe.Pointer(&b.cell(e.pos)[2]))
 	done := copy(dst[:n], first[:])
 	for i := uint64(1); done < n; i++ {
-		c := (*[inboxCellData]byte)(b.r.payload(e.pos + i))
+		c := (*[inboxCellData]byte)(b.r.Payload(e.pos + i))
 		done += copy(dst[done:n], c[:])
 	}
 	return n
@@ -239,7 +239,7 @@ func (b *inbox) copyOut(e *inboxEntry, dst []byte) int {
 // it has been read. One consumer at a time (the caller's to arrange), so a
 // plain store: an atomic one is a locked instruction, which would wait for
 // the delivery's stores before the next message could be read.
-func (b *inbox) consume(pos uint64) { storeRelease(b.r.deq, pos) }
+func (b *inbox) consume(pos uint64) { StoreRelease(b.r.DeqPos(), pos) }
 
 // head is the position of the oldest entry not yet consumed.
-func (b *inbox) head() uint64 { return atomic.LoadUint64(b.r.deq) }
+func (b *inbox) head() uint64 { return atomic.LoadUint64(b.r.DeqPos()) }

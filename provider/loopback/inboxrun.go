@@ -66,7 +66,7 @@ func (q *sendq) postInboxRun(wrs []provider.WR, rem *remote) int {
 		return 0
 	}
 	box := v.inbox.box
-	pos, ok := box.r.reserveRecords(cells)
+	pos, ok := box.r.ReserveRecords(cells)
 	if !ok {
 		return 0
 	}

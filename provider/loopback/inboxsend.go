@@ -102,7 +102,7 @@ func (q *sendq) inboxFits(seq uint64, rem *remote) bool {
 func (q *sendq) inboxStreams(seq uint64, rem *remote) bool {
 	v := rem.rq
 	if seq-q.loadCredited() < inboxStream || v.inbox == nil || inboxOff ||
-		q.jfc.view.ring.meta(metaArmed).Load() != disarmed {
+		q.jfc.view.ring.Meta(metaArmed).Load() != disarmed {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a
 		// caller that waits for this request: it completes sooner
@@ -148,7 +148,7 @@ func (q *sendq) postInboxPrepared(p *prepared, seq uint64) bool {
 		return false
 	}
 	b := v.inbox.box
-	pos, ok := b.r.reserveRecords(p.cells)
+	pos, ok := b.r.ReserveRecords(p.cells)
 	if !ok {
 		return false
 	}
@@ -198,7 +198,7 @@ func (q *sendq) inboxPosted() {
 // the queue's lock holder writes the count, so it is a plain store: an
 // atomic add is a locked instruction, which would wait for the message
 // just left to reach the receiver's core before the post could return.
-func (q *sendq) countInbox() { storeRelease(&q.ibOut, q.ib.tail-q.ib.head) }
+func (q *sendq) countInbox() { StoreRelease(&q.ibOut, q.ib.tail-q.ib.head) }
 
 // inboxOut is how many requests the queue has in its inbox, for a poll or
 // an arm that looks without the queue's lock.
@@ -217,7 +217,7 @@ func (q *sendq) switchRoute(v *rqView) bool {
 		return false
 	}
 	if s.reqs == nil {
-		s.reqs = make([]inboxReq, physSlots(q.depth))
+		s.reqs = make([]inboxReq, PhysSlots(q.depth))
 	}
 	s.v, s.route = v, route
 	return true

@@ -59,7 +59,7 @@ const (
 // jfcView is a JFC as a producer of records sees it: the ring and the event
 // fd of its JFCE, in this process or mapped from a peer.
 type jfcView struct {
-	ring *ring
+	ring *Ring
 	efd  int  // the JFCE's eventfd, -1 without one
 	own  *jfc // the JFC itself when it is in this process
 	// peer and id name the JFC when it lives in another process, so that an
@@ -71,7 +71,7 @@ type jfcView struct {
 // push adds a record. It is called by whichever goroutine, in whichever
 // process, completed the request.
 func (v *jfcView) push(cr *provider.CR, sqSeq uint64) {
-	pos, ok := v.ring.reserveRecord()
+	pos, ok := v.ring.ReserveRecord()
 	v.pushReserved(pos, ok, cr, sqSeq)
 }
 
@@ -114,7 +114,7 @@ func (v *jfcView) writeRecv(pos uint64, w *provider.WR, rq *rqView, sw *senderWo
 // was solicited and its immediate data.
 func (v *jfcView) writeRecvOf(pos uint64, op provider.Opcode, solicited bool, imm uint64, rq *rqView, sw *senderWords, userCtx uint64, n uint32) bool {
 	flags, imm := recvFlagsOf(op, solicited, imm, rq)
-	s := (*crSlot)(v.ring.payload(pos))
+	s := (*crSlot)(v.ring.Payload(pos))
 	s.userCtx = userCtx
 	s.word = imm
 	s.remoteEID = sw.eid
@@ -122,13 +122,13 @@ func (v *jfcView) writeRecvOf(pos uint64, op provider.Opcode, solicited bool, im
 	s.lenLocal = uint64(n) | uint64(rq.id)<<32
 	crop, _ := provider.CROpcodeOf(op)
 	s.kind = uint64(provider.CRSuccess) | uint64(crop)<<8 | uint64(flags)<<16
-	v.ring.publish(pos)
+	v.ring.Publish(pos)
 	return flags&provider.CRFlagSolicited != 0
 }
 
 // write fills the reserved slot pos with the record and publishes it.
 func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
-	s := (*crSlot)(v.ring.payload(pos))
+	s := (*crSlot)(v.ring.Payload(pos))
 	word := sqSeq
 	if cr.Flags&provider.CRFlagRecv != 0 {
 		word = cr.Imm
@@ -145,7 +145,7 @@ func (v *jfcView) write(pos uint64, cr *provider.CR, sqSeq uint64) {
 		op = uint64(cr.Opcode)
 	}
 	s.kind = uint64(cr.Status) | op<<8 | uint64(cr.Flags)<<16
-	v.ring.publish(pos)
+	v.ring.Publish(pos)
 }
 
 // urgent tells whether a record wakes a JFC armed for solicited events only.
@@ -161,11 +161,11 @@ func urgent(cr *provider.CR) bool {
 // sequentially consistent, so either Rearm sees the records and refuses, or
 // this sees the arm.
 func (v *jfcView) notify(urgent bool) {
-	armed := v.ring.meta(metaArmed)
+	armed := v.ring.Meta(metaArmed)
 	if mode := armed.Load(); mode != disarmed {
 		wanted := mode == armedAll || urgent
 		if wanted && armed.CompareAndSwap(mode, disarmed) {
-			v.ring.meta(metaNotified).Store(1)
+			v.ring.Meta(metaNotified).Store(1)
 			if v.efd >= 0 {
 				signalEventfd(v.efd)
 			}
@@ -176,7 +176,7 @@ func (v *jfcView) notify(urgent bool) {
 // overflow reports the first dropped record as a JFC_ERR async event of the
 // JFC's owner.
 func (v *jfcView) overflow() {
-	if v.ring.meta(metaOverflow).Swap(1) != 0 {
+	if v.ring.Meta(metaOverflow).Swap(1) != 0 {
 		return
 	}
 	if v.own != nil {
@@ -229,7 +229,7 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 			return nil, errClosed("jfce")
 		}
 	}
-	r, err := newRing("jfc", cfg.Depth, crSlotSize)
+	r, err := NewRing("jfc", cfg.Depth, crSlotSize)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 		j.src.Owner = j
 	}
 	if j.id, err = c.adopt(j); err != nil {
-		r.close()
+		r.Close()
 		return nil, err
 	}
 	j.view.id = j.id
@@ -310,7 +310,7 @@ func (j *jfc) pollSenders() {
 	// poll. The count is stored plainly: racing pollers may lose a count,
 	// which only moves the next look.
 	n := atomic.LoadUint64(&j.sweeps) + 1
-	storeRelease(&j.sweeps, n)
+	StoreRelease(&j.sweeps, n)
 	if n%inboxPollEvery != 0 {
 		return
 	}
@@ -335,33 +335,33 @@ const pollBatch = 16
 // copied out before the claim, because once deq moves past a slot its
 // producer may write it. alone says that no other poller claims records
 // meanwhile (a lock-free JFC): the claim is then a plain store.
-func claimRecords(r *ring, out []provider.CR, alone bool) (took, made int) {
+func claimRecords(r *Ring, out []provider.CR, alone bool) (took, made int) {
 	for {
-		pos := atomic.LoadUint64(r.deq)
+		pos := atomic.LoadUint64(r.DeqPos())
 		took, made = 0, 0
 		for made < len(out) {
 			p := pos + uint64(took)
-			if atomic.LoadUint64(r.seq(p)) != p+1 {
+			if atomic.LoadUint64(r.Seq(p)) != p+1 {
 				break
 			}
 			took++
-			if (*crSlot)(r.payload(p)).toCR(&out[made]) {
+			if (*crSlot)(r.Payload(p)).toCR(&out[made]) {
 				made++
 			}
 		}
 		if took == 0 {
-			if atomic.LoadUint64(r.deq) != pos {
+			if atomic.LoadUint64(r.DeqPos()) != pos {
 				continue // another poller took it meanwhile
 			}
 			return 0, 0
 		}
 		if alone {
-			storeRelease(r.deq, pos+uint64(took))
-			raceAcquireRing(r)
+			StoreRelease(r.DeqPos(), pos+uint64(took))
+			r.RaceAcquire()
 			return took, made
 		}
-		if atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(took)) {
-			raceAcquireRing(r)
+		if atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+uint64(took)) {
+			r.RaceAcquire()
 			return took, made
 		}
 	}
@@ -419,13 +419,13 @@ func (j *jfc) Rearm(solicitedOnly bool) error {
 	for _, q := range j.inboxRQs.load() {
 		q.deliverInbox(inboxBatch, nil)
 	}
-	armed := j.view.ring.meta(metaArmed)
+	armed := j.view.ring.Meta(metaArmed)
 	armed.Store(mode)
 	// Records that arrived before the arm would never raise an event: refuse,
 	// as urma_rearm_jfc does, so the caller polls them first. So are
 	// inbox requests left before the arm, and messages a poll would
 	// deliver; a post sees the arm and leaves none after it.
-	if n := j.view.ring.count(); n > 0 || j.inboxBusy() {
+	if n := j.view.ring.Len(); n > 0 || j.inboxBusy() {
 		armed.CompareAndSwap(mode, disarmed)
 		return provider.ErrUnreadRecords
 	}
@@ -498,7 +498,7 @@ func (j *jfc) destroy() {
 	if j.jfce != nil {
 		j.jfce.drop(j)
 	}
-	j.view.ring.close()
+	j.view.ring.Close()
 }
 
 // HeldByOthers counts what stops this JFC's records and can be held by
@@ -512,7 +512,7 @@ func (j *jfc) HeldByOthers() int {
 	if j.closed.Load() {
 		return 0
 	}
-	n := len(j.view.ring.heldReserved())
+	n := len(j.view.ring.HeldReserved())
 	for _, q := range j.inboxRQs.load() {
 		n += len(q.inbox.box.heldCells())
 		if h := q.inbox.held().Load(); h != 0 && h != selfPID {

@@ -105,7 +105,7 @@ func (e *jfce) take(out []any) int {
 		if n == len(out) {
 			break
 		}
-		if j.view.ring.meta(metaNotified).CompareAndSwap(1, 0) {
+		if j.view.ring.Meta(metaNotified).CompareAndSwap(1, 0) {
 			j.events.Add(1)
 			out[n] = j.src.Owner
 			n++

@@ -52,7 +52,7 @@ type recvq struct {
 	tokenPolicy provider.TokenPolicy
 	token       uint32
 	jfc         *jfc
-	ring        *ring
+	ring        *Ring
 	crFlags     provider.CRFlags
 	closed      atomic.Bool
 	// senders counts senders of this process inside a delivery, and
@@ -86,7 +86,7 @@ type recvq struct {
 type rqView struct {
 	id      uint32
 	maxSGE  int
-	ring    *ring
+	ring    *Ring
 	jfc     *jfcView
 	crFlags provider.CRFlags
 	local   *recvq
@@ -102,13 +102,13 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRing("jfr", cfg.Depth, recvSlotSize(cfg.MaxSGE))
+	r, err := NewRing("jfr", cfg.Depth, recvSlotSize(cfg.MaxSGE))
 	if err != nil {
 		return nil, err
 	}
 	ib, err := newRQInbox(cfg.Depth)
 	if err != nil {
-		r.close()
+		r.Close()
 		return nil, err
 	}
 	q := &recvq{ctx: c, maxSGE: cfg.MaxSGE, depth: cfg.Depth, mode: cfg.Mode, tokenPolicy: cfg.TokenPolicy,
@@ -125,7 +125,7 @@ func (q *recvq) setID(id uint32) {
 	q.view = rqView{id: id, maxSGE: q.maxSGE, ring: q.ring, jfc: &q.jfc.view, crFlags: q.crFlags, local: q, inbox: q.inbox}
 }
 
-func (q *recvq) state() *atomic.Uint32 { return q.ring.meta(metaState) }
+func (q *recvq) state() *atomic.Uint32 { return q.ring.Meta(metaState) }
 
 func (q *recvq) setState(s uint32) {
 	q.st.Store(s)
@@ -175,7 +175,7 @@ func (c *lbContext) ownJFC(p provider.JFC) (*jfc, error) {
 
 // sges returns the buffers of the receive request in slot pos.
 func (v *rqView) sges(pos uint64) []recvSGE {
-	p := v.ring.payload(pos)
+	p := v.ring.Payload(pos)
 	s := (*recvSlot)(p)
 	n := min(int(s.nsge), v.maxSGE)
 	return unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), v.maxSGE)[:n]
@@ -186,7 +186,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 		return 0, err
 	}
 	// Checked first, then written in chunks: one claim of ring slots per
-	// chunk (see reserveUpTo).
+	// chunk (see ReserveUpTo).
 	valid, verr := len(wrs), error(nil)
 	for i := range wrs {
 		if verr = q.checkRecv(&wrs[i]); verr != nil {
@@ -237,11 +237,11 @@ func (q *recvq) beginPosts() error {
 // first and how many, at least one, or the error of a full queue.
 func (q *recvq) reserveRecvs(n int) (uint64, int, error) {
 	for {
-		pos, got := q.ring.reserveUpTo(n)
+		pos, got := q.ring.ReserveUpTo(n)
 		if got > 0 {
 			return pos, got, nil
 		}
-		if !q.ring.awaitRelease() {
+		if !q.ring.AwaitRelease() {
 			return 0, 0, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
 		}
 	}
@@ -281,7 +281,7 @@ func (q *recvq) checkRecv(w *provider.RecvWR) error {
 
 // writeRecv fills the reserved slot pos with w and publishes it.
 func (q *recvq) writeRecv(pos uint64, w *provider.RecvWR) {
-	p := q.ring.payload(pos)
+	p := q.ring.Payload(pos)
 	// Field by field: a literal stored through a pointer is built in a
 	// temporary and copied in wide loads, which wait for every earlier
 	// store when they cannot be forwarded from the narrower ones that
@@ -297,7 +297,7 @@ func (q *recvq) writeRecv(pos uint64, w *provider.RecvWR) {
 		d := &dst[k]
 		d.addr, d.length, d.handle, d.gen = w.Local[k].Addr, w.Local[k].Len, s.handle, s.ref.gen
 	}
-	q.ring.publish(pos)
+	q.ring.Publish(pos)
 }
 
 // wakeSenders lets senders of this process waiting for a receive retry now
@@ -344,7 +344,7 @@ func (q *recvq) query() (provider.QueueAttr, error) {
 		return provider.QueueAttr{}, errClosed("jfr")
 	}
 	return provider.QueueAttr{ID: q.ctx.jettyID(q.id), State: provider.State(q.state().Load()), Mode: q.mode,
-		Depth: q.depth, Outstanding: q.ring.count()}, nil
+		Depth: q.depth, Outstanding: q.ring.Len()}, nil
 }
 
 // modify moves the queue to s: ERROR from any state, RESET from ERROR,
@@ -397,7 +397,7 @@ func (q *recvq) destroy() {
 	q.failInbox()
 	q.flushPosted()
 	q.jfc.users.Add(-1)
-	q.ring.close()
+	q.ring.Close()
 	q.inbox.unref()
 }
 
@@ -411,13 +411,13 @@ func (q *recvq) flushPosted() {
 		return // nobody to tell, and its ring is gone
 	}
 	for {
-		pos, ok := q.ring.claim()
+		pos, ok := q.ring.Claim()
 		if !ok {
 			return
 		}
 		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.CROpSend, Flags: provider.CRFlagRecv | q.crFlags,
-			UserCtx: (*recvSlot)(q.ring.payload(pos)).userCtx, LocalID: q.id}
-		q.ring.release(pos)
+			UserCtx: (*recvSlot)(q.ring.Payload(pos)).userCtx, LocalID: q.id}
+		q.ring.Release(pos)
 		q.jfc.view.push(&cr, 0)
 	}
 }

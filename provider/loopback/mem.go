@@ -9,18 +9,18 @@ import (
 	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
-// mapping is a memfd-backed shared mapping. The fd is kept so that another
+// Mapping is a memfd-backed shared Mapping. The fd is kept so that another
 // process can map the same pages later.
-type mapping struct {
+type Mapping struct {
 	fd  int
 	mem []byte
 }
 
 func pageRound(n uint64, page uint64) uint64 { return (n + page - 1) &^ (page - 1) }
 
-// newMapping creates a memfd of size bytes (rounded up to whole pages) and
+// NewMapping creates a memfd of size bytes (rounded up to whole pages) and
 // maps it shared. With huge it tries huge pages first and falls back.
-func newMapping(name string, size uint64, huge bool) (*mapping, error) {
+func NewMapping(name string, size uint64, huge bool) (*Mapping, error) {
 	if huge {
 		if m, err := mapMemfd(name, pageRound(size, 2<<20), unix.MFD_HUGETLB); err == nil {
 			return m, nil
@@ -34,7 +34,7 @@ func newMapping(name string, size uint64, huge bool) (*mapping, error) {
 // SIGBUS, whatever the owner does later.
 const seals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
 
-func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
+func mapMemfd(name string, size uint64, flags int) (*Mapping, error) {
 	fd, err := unix.MemfdCreate("urma-"+name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|flags)
 	if err != nil {
 		return nil, rules.Resource("memfd_create", err)
@@ -52,16 +52,16 @@ func mapMemfd(name string, size uint64, flags int) (*mapping, error) {
 		unix.Close(fd)
 		return nil, provider.Errorf(provider.ErrNoMemory, "mmap %d bytes: %v", size, err)
 	}
-	return &mapping{fd: fd, mem: mem}, nil
+	return &Mapping{fd: fd, mem: mem}, nil
 }
 
-// attachMapping maps size bytes of a memfd received from another process
+// AttachMapping maps size bytes of a memfd received from another process
 // for reading and writing. It takes ownership of fd and closes it: the
 // mapping alone keeps the memory alive. The memfd must hold size bytes and
 // be sealed against shrinking: a peer that declared more than it has, or
 // cut its memory afterwards, would otherwise crash this process (SIGBUS)
 // on access.
-func attachMapping(fd int, size uint64) (*mapping, error) {
+func AttachMapping(fd int, size uint64) (*Mapping, error) {
 	if !openForWriting(fd) {
 		unix.Close(fd)
 		return nil, provider.Errorf(provider.ErrInvalid, "a peer's memory came read-only where it must be written")
@@ -69,10 +69,10 @@ func attachMapping(fd int, size uint64) (*mapping, error) {
 	return mapPeer(fd, size, unix.PROT_READ|unix.PROT_WRITE)
 }
 
-// attachMemory is attachMapping for memory the peer may have shared
+// AttachMemory is attachMapping for memory the peer may have shared
 // read-only: a memfd opened only for reading is mapped only for reading,
 // and writable says which it was.
-func attachMemory(fd int, size uint64) (m *mapping, writable bool, err error) {
+func AttachMemory(fd int, size uint64) (m *Mapping, writable bool, err error) {
 	prot := unix.PROT_READ
 	if writable = openForWriting(fd); writable {
 		prot |= unix.PROT_WRITE
@@ -81,9 +81,9 @@ func attachMemory(fd int, size uint64) (m *mapping, writable bool, err error) {
 	return m, writable, err
 }
 
-// attachReadOnly maps size bytes of a peer's memfd for reading only,
+// AttachReadOnly maps size bytes of a peer's memfd for reading only,
 // however the peer opened it.
-func attachReadOnly(fd int, size uint64) (*mapping, error) {
+func AttachReadOnly(fd int, size uint64) (*Mapping, error) {
 	return mapPeer(fd, size, unix.PROT_READ)
 }
 
@@ -95,7 +95,7 @@ func openForWriting(fd int) bool {
 
 // mapPeer checks a peer's memfd (checkPeerMemfd) and maps size bytes of it
 // with prot. It takes ownership of fd and closes it.
-func mapPeer(fd int, size uint64, prot int) (*mapping, error) {
+func mapPeer(fd int, size uint64, prot int) (*Mapping, error) {
 	defer unix.Close(fd)
 	if err := checkPeerMemfd(fd, size); err != nil {
 		return nil, err
@@ -104,10 +104,17 @@ func mapPeer(fd int, size uint64, prot int) (*mapping, error) {
 	if err != nil {
 		return nil, rules.Resource(fmt.Sprintf("mmap %d bytes of a peer's memory", size), err)
 	}
-	return &mapping{fd: -1, mem: mem}, nil
+	return &Mapping{fd: -1, mem: mem}, nil
 }
 
-func (m *mapping) close() {
+// Bytes returns the mapped memory; nil once the mapping is closed.
+func (m *Mapping) Bytes() []byte { return m.mem }
+
+// FD returns the memfd of a mapping this process created, to pass to a
+// peer; -1 for a peer's memory that this process attached.
+func (m *Mapping) FD() int { return m.fd }
+
+func (m *Mapping) Close() {
 	if m == nil || m.mem == nil {
 		return
 	}

@@ -9,11 +9,11 @@ import (
 )
 
 func TestMappingIsSharedMemfd(t *testing.T) {
-	m, err := newMapping("test", 100, false)
+	m, err := NewMapping("test", 100, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	if len(m.mem) != os.Getpagesize() {
 		t.Fatalf("mapping is %d bytes, want one page", len(m.mem))
 	}
@@ -37,26 +37,26 @@ func TestMappingIsSharedMemfd(t *testing.T) {
 // Huge pages are often not reserved on test machines; the request must then
 // fall back to normal pages rather than fail.
 func TestMappingHugeFallsBack(t *testing.T) {
-	m, err := newMapping("test", 4096, true)
+	m, err := NewMapping("test", 4096, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	m.mem[0], m.mem[len(m.mem)-1] = 1, 2
-	m.close()
+	m.Close()
 	if m.mem != nil {
 		t.Fatal("close left the mapping in place")
 	}
-	m.close() // idempotent
+	m.Close() // idempotent
 }
 
 // A shared memfd is sealed: its owner cannot cut the pages a peer maps.
 func TestMappingIsSealed(t *testing.T) {
-	m, err := newMapping("test", 4096, false)
+	m, err := NewMapping("test", 4096, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	if err := unix.Ftruncate(m.fd, 0); err == nil {
 		t.Fatal("a shared memfd could be shrunk")
 	}
@@ -64,11 +64,11 @@ func TestMappingIsSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peer, err := attachMapping(dup, 4096)
+	peer, err := AttachMapping(dup, 4096)
 	if err != nil {
 		t.Fatalf("attach a sealed memfd: %v", err)
 	}
-	peer.close()
+	peer.Close()
 }
 
 // A peer's memfd that is smaller than declared, or could shrink, is
@@ -81,20 +81,20 @@ func TestAttachRefusesBadPeerMemory(t *testing.T) {
 	if err := unix.Ftruncate(unsealed, 4096); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attachMapping(unsealed, 4096); err == nil || !strings.Contains(err.Error(), "not sealed") {
+	if _, err := AttachMapping(unsealed, 4096); err == nil || !strings.Contains(err.Error(), "not sealed") {
 		t.Fatalf("unsealed memfd: %v", err)
 	}
 	requireClosed(t, unsealed)
-	m, err := newMapping("test", 4096, false)
+	m, err := NewMapping("test", 4096, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.close()
+	defer m.Close()
 	dup, err := unix.Dup(m.fd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attachMapping(dup, 2*4096); err == nil || !strings.Contains(err.Error(), "not the 8192 it declared") {
+	if _, err := AttachMapping(dup, 2*4096); err == nil || !strings.Contains(err.Error(), "not the 8192 it declared") {
 		t.Fatalf("memfd smaller than declared: %v", err)
 	}
 	requireClosed(t, dup)

@@ -273,7 +273,7 @@ func placeSG(dst, src *sgList) (uint64, error) {
 	if err != nil {
 		return n, err
 	}
-	storeBarrier()
+	StoreBarrier()
 	dst.sub(want-tailLen, tailLen, &d)
 	src.sub(want-tailLen, tailLen, &s)
 	m, err := copySG(&d, &s)
@@ -295,7 +295,7 @@ func placeBytes(d, s []byte) uint64 {
 	}
 	d, s = d[:want], s[:want]
 	copy(d[:want-tailLen], s)
-	storeBarrier()
+	StoreBarrier()
 	copy(d[want-tailLen:], s[want-tailLen:])
 	return uint64(want)
 }

@@ -52,7 +52,7 @@ type peerConn struct {
 	segIndex atomic.Pointer[[]*peerSeg]
 	rqs      map[uint32]*rqView
 	jfcs     map[uint32]*jfcView
-	maps     []*mapping
+	maps     []*Mapping
 	efds     []int
 }
 
@@ -140,7 +140,7 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 	}
 	page, err := attachCtlPage(m.fds[0])
 	if err != nil {
-		counts.m.close()
+		counts.m.Close()
 		p.close()
 		return nil, provider.Errorf(provider.StatusOf(err), "peer at %s sent a bad context page: %v", path, err)
 	}
@@ -150,8 +150,8 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 	p.mu.Lock()
 	if p.dead.Load() {
 		p.mu.Unlock()
-		page.m.close()
-		counts.m.close()
+		page.m.Close()
+		counts.m.Close()
 		p.close()
 		return nil, provider.Errorf(provider.ErrNotFound, "context at eid %v uasid %d is gone", k.eid, k.uasid)
 	}
@@ -338,7 +338,7 @@ func (p *peerConn) lost() {
 	c.quiesceSendqs()
 	p.mu.Lock()
 	for _, m := range p.maps {
-		m.close()
+		m.Close()
 	}
 	for _, fd := range p.efds {
 		unix.Close(fd)
@@ -347,8 +347,8 @@ func (p *peerConn) lost() {
 	p.segs, p.rqs, p.jfcs = nil, nil, nil
 	p.segIndex.Store(nil)
 	if p.page != nil {
-		p.page.m.close()
-		p.counts.m.close()
+		p.page.m.Close()
+		p.counts.m.Close()
 	}
 	p.mu.Unlock()
 	if !p.graceful.Load() && !c.closed.Load() {
@@ -435,7 +435,7 @@ func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
 		ps.ref.counted = true
 		ps.writable = true
 	} else {
-		mp, writable, err := attachMemory(m.fds[0], r.size)
+		mp, writable, err := AttachMemory(m.fds[0], r.size)
 		if err != nil {
 			return nil, err
 		}
@@ -443,7 +443,7 @@ func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
 		if write && !writable {
 			return nil, provider.Errorf(provider.ErrFail, "peer %d sent a read-only receive buffer", p.pid)
 		}
-		ps.ref.mem = mp.mem[:r.len]
+		ps.ref.mem = mp.Bytes()[:r.len]
 		ps.writable = writable
 	}
 	// An older generation's mapping, or a read-only one, stays in p.maps
@@ -467,8 +467,8 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 	}
 	want := 2 + int(r.hasEventfd) + hasInbox
 	if !ok || len(m.fds) != want || r.inboxCells > 1<<14 || r.maxSGE == 0 || r.maxSGE > maxSGE || r.depth == 0 || r.depth > maxDepth ||
-		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != slotSizeFor(recvSlotSize(int(r.maxSGE))) ||
-		r.jfcSlotSize != slotSizeFor(crSlotSize) {
+		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != SlotSizeFor(recvSlotSize(int(r.maxSGE))) ||
+		r.jfcSlotSize != SlotSizeFor(crSlotSize) {
 		m.closeFDs()
 		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed jetty reply", p.pid)
 	}
@@ -484,13 +484,13 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 	}
 	jv := p.jfcs[r.jfcID]
 	if jv == nil {
-		ring, err := attachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize, 0)
+		ring, err := AttachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize, 0)
 		m.fds[1] = -1
 		if err != nil {
 			m.closeFDs()
 			return nil, err
 		}
-		p.maps = append(p.maps, ring.m)
+		p.maps = append(p.maps, ring.Mapping())
 		jv = &jfcView{ring: ring, efd: -1, peer: p, id: r.jfcID}
 		if r.hasEventfd == 1 {
 			jv.efd = m.fds[2]
@@ -509,9 +509,9 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 			m.closeFDs()
 			return nil, err
 		}
-		p.maps = append(p.maps, ib.box.r.m)
+		p.maps = append(p.maps, ib.box.r.Mapping())
 	}
-	ring, err := attachRing(m.fds[0], int(r.depth), r.slotSize, 0)
+	ring, err := AttachRing(m.fds[0], int(r.depth), r.slotSize, 0)
 	m.fds[0] = -1
 	for _, fd := range m.fds {
 		if fd >= 0 {
@@ -521,7 +521,7 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 	if err != nil {
 		return nil, err
 	}
-	p.maps = append(p.maps, ring.m)
+	p.maps = append(p.maps, ring.Mapping())
 	v := &rqView{id: r.id, maxSGE: int(r.maxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.crFlags), peer: p, inbox: ib}
 	p.rqs[r.id] = v
 	return v, nil

@@ -107,7 +107,7 @@ func (p *preparedRecv) Post(n int) (int, error) {
 // writeRecv's fields, its loads do not wait on recent narrow stores.
 func (p *preparedRecv) write(pos uint64, im *recvImage) {
 	r := p.q.ring
-	at := r.payload(pos)
+	at := r.Payload(pos)
 	*(*recvSlot)(at) = recvSlot{userCtx: im.userCtx, nsge: im.n}
 	dst := (*recvSGE)(unsafe.Add(at, unsafe.Sizeof(recvSlot{})))
 	switch im.n {
@@ -117,7 +117,7 @@ func (p *preparedRecv) write(pos uint64, im *recvImage) {
 	default:
 		copy(unsafe.Slice(dst, im.n), p.sges[im.first:im.first+im.n])
 	}
-	r.publish(pos)
+	r.Publish(pos)
 }
 
 func (j *jfrObj) PrepareRecv(wrs []provider.RecvWR) (provider.PreparedRecv, int, error) {

@@ -24,11 +24,11 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	}
 	defer leaveRQ(v)
 	r := v.ring
-	if provider.State(r.meta(metaState).Load()) != provider.StateReady {
+	if provider.State(r.Meta(metaState).Load()) != provider.StateReady {
 		return false
 	}
-	pos := atomic.LoadUint64(r.deq)
-	if atomic.LoadUint64(r.seq(pos)) != pos+1 {
+	pos := atomic.LoadUint64(r.DeqPos())
+	if atomic.LoadUint64(r.Seq(pos)) != pos+1 {
 		return false
 	}
 	sges := v.sges(pos)
@@ -43,18 +43,18 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	}
 	defer ref.release()
 	var dst span
-	userCtx := (*recvSlot)(r.payload(pos)).userCtx
+	userCtx := (*recvSlot)(r.Payload(pos)).userCtx
 	// Read before the claim, as a run's receives are (see deliverRun): if
 	// another sender claims the receive meanwhile, the CAS fails and what
 	// was read is dropped.
-	if !ref.span(sg.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
+	if !ref.span(sg.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+1) {
 		return false
 	}
-	prefetch.Write(unsafe.Pointer(r.seq(pos + 1)))
+	prefetch.Write(unsafe.Pointer(r.Seq(pos + 1)))
 	// Reserved before the copy, for deliver's reason (earlyRecordMax).
-	rpos, reserved := v.jfc.ring.reserveRecord()
+	rpos, reserved := v.jfc.ring.ReserveRecord()
 	copy(dst.b, p.local)
-	r.release(pos)
+	r.Release(pos)
 	w := &p.wr[0]
 	if reserved {
 		v.jfc.notify(v.jfc.writeRecv(rpos, w, v, &p.sw, userCtx, n))

@@ -23,7 +23,7 @@ func TestQueueLockFreeExclusion(t *testing.T) {
 	var count, occupant uint64
 	var overlaps atomic.Uint64
 	inside := func(name uint64) {
-		storeRelease(&occupant, name) // a plain store, as the owner's own
+		StoreRelease(&occupant, name) // a plain store, as the owner's own
 		for range 16 {
 			if atomic.LoadUint64(&occupant) != name {
 				overlaps.Add(1)

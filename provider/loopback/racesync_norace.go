@@ -4,6 +4,6 @@ package loopback
 
 // See racesync_race.go: without the race detector these do nothing.
 
-func raceReleaseRing(*ring) {}
+func raceReleaseRing(*Ring) {}
 
-func raceAcquireRing(*ring) {}
+func raceAcquireRing(*Ring) {}

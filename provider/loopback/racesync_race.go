@@ -17,7 +17,7 @@ import (
 // ring's atomics really make, where the detector can see them.
 
 // raceReleaseRing marks a publish into r.
-func raceReleaseRing(r *ring) { runtime.RaceReleaseMerge(unsafe.Pointer(r)) }
+func raceReleaseRing(r *Ring) { runtime.RaceReleaseMerge(unsafe.Pointer(r)) }
 
 // raceAcquireRing marks a consume from r.
-func raceAcquireRing(r *ring) { runtime.RaceAcquire(unsafe.Pointer(r)) }
+func raceAcquireRing(r *Ring) { runtime.RaceAcquire(unsafe.Pointer(r)) }

@@ -100,7 +100,7 @@ func (c *lbContext) heldSlotsLocked() []heldSlot {
 		switch o := kid.(type) {
 		case *jfc:
 			if !o.closed.Load() {
-				for _, p := range o.view.ring.heldReserved() {
+				for _, p := range o.view.ring.HeldReserved() {
 					held = append(held, heldSlot{jfc: o, pos: p})
 				}
 			}
@@ -119,7 +119,7 @@ func appendClaimed(held []heldSlot, q *recvq) []heldSlot {
 	if q == nil || q.closed.Load() {
 		return held
 	}
-	for _, p := range q.ring.heldClaimed() {
+	for _, p := range q.ring.HeldClaimed() {
 		held = append(held, heldSlot{rq: q, pos: p})
 	}
 	for _, p := range q.inbox.box.heldCells() {
@@ -150,8 +150,8 @@ func (c *lbContext) repair(held []heldSlot) {
 		}
 		if h.jfc != nil {
 			r := h.jfc.view.ring
-			*(*crSlot)(r.payload(h.pos)) = crSlot{kind: uint64(crHole) << 16}
-			r.publish(h.pos)
+			*(*crSlot)(r.Payload(h.pos)) = crSlot{kind: uint64(crHole) << 16}
+			r.Publish(h.pos)
 			continue
 		}
 		if h.inbox != nil {
@@ -162,8 +162,8 @@ func (c *lbContext) repair(held []heldSlot) {
 		// comes back flushed, and its slot can be posted again.
 		r := h.rq.ring
 		cr := provider.CR{Status: provider.CRWRFlushErr, Opcode: provider.CROpSend, Flags: provider.CRFlagRecv | h.rq.crFlags,
-			UserCtx: (*recvSlot)(r.payload(h.pos)).userCtx, LocalID: h.rq.id}
-		r.release(h.pos)
+			UserCtx: (*recvSlot)(r.Payload(h.pos)).userCtx, LocalID: h.rq.id}
+		r.Release(h.pos)
 		h.rq.jfc.view.push(&cr, 0)
 	}
 }

@@ -32,7 +32,7 @@ func openRepairTest(t *testing.T) (*lbContext, *jfc, *jfrObj) {
 func TestRepairJFCHole(t *testing.T) {
 	c, j, _ := openRepairTest(t)
 	r := j.view.ring
-	_, ok := r.reserveRecord() // the dead producer's slot
+	_, ok := r.ReserveRecord() // the dead producer's slot
 	require.True(t, ok)
 	j.view.push(&provider.CR{Status: provider.CRSuccess, WROpcode: provider.OpWrite, UserCtx: 42}, 0)
 
@@ -62,7 +62,7 @@ func TestRepairJFRClaim(t *testing.T) {
 		return err
 	}
 	require.NoError(t, post(7))
-	_, ok := q.ring.claim() // the dead sender's claim
+	_, ok := q.ring.Claim() // the dead sender's claim
 	require.True(t, ok)
 	for i := range 3 {
 		require.NoError(t, post(uint64(10+i)))
@@ -122,9 +122,9 @@ func TestRepairInbox(t *testing.T) {
 
 	// The dead sender: two cells reserved, the second published as the
 	// rest of an entry, the first never; a route; the consumer lock.
-	pos, ok := b.r.reserveRecords(2)
+	pos, ok := b.r.ReserveRecords(2)
 	require.True(t, ok)
-	storeRelease(b.r.seq(pos+1), (pos+2)|inboxCont)
+	StoreRelease(b.r.Seq(pos+1), (pos+2)|inboxCont)
 	atomic.StoreUint64(&ib.routes[3].owner, dead<<32|9)
 	require.True(t, ib.held().CompareAndSwap(0, uint32(dead)))
 	// A live sender's message behind them, on a route of this process.

@@ -9,17 +9,17 @@ import (
 	"github.com/urma-go/sdk/spin"
 )
 
-// ring is a bounded multi-producer multi-consumer queue of fixed-size slots
+// Ring is a bounded multi-producer multi-consumer queue of fixed-size slots
 // in a shared mapping (Vyukov's design). Every slot starts with a sequence
-// word; producers and consumers agree on a slot through it, so the ring holds
+// word; producers and consumers agree on a slot through it, so the Ring holds
 // no pointers and works between processes that map the same pages.
 //
 // Layout: [enqueue position | pad | dequeue position | pad | meta words][slots].
-// The meta words hold the state of the queue that owns the ring (a JFR's
+// The meta words hold the state of the queue that owns the Ring (a JFR's
 // state, a JFC's arm and event flags), so that a peer process that maps the
-// ring sees them too.
-type ring struct {
-	m *mapping
+// Ring sees them too.
+type Ring struct {
+	m *Mapping
 	// base is the first slot's address. A slot's address is worked out
 	// from it without the bounds check of an index into the mapping,
 	// which cannot fail (a position's slot is masked, and the mapping
@@ -52,13 +52,13 @@ const (
 	ringMeta   = 128 // 32 meta words of 4 bytes up to ringHeader
 )
 
-func slotSizeFor(payload uintptr) uint64 { return (uint64(payload) + 8 + 63) &^ 63 }
+func SlotSizeFor(payload uintptr) uint64 { return (uint64(payload) + 8 + 63) &^ 63 }
 
-// physSlots is the number of slots a ring of capacity n maps: a power of
+// PhysSlots is the number of slots a ring of capacity n maps: a power of
 // two, so that a position's slot is a mask and not a division (a 64-bit
 // DIV is tens of cycles, and every ring operation needed two), and at
 // least 2, as the algorithm needs.
-func physSlots(n int) int {
+func PhysSlots(n int) int {
 	p := 2
 	for p < n {
 		p <<= 1
@@ -66,75 +66,104 @@ func physSlots(n int) int {
 	return p
 }
 
-func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(physSlots(n))*slotSize }
+func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(PhysSlots(n))*slotSize }
 
-func newRing(name string, n int, payload uintptr) (*ring, error) {
-	return newRingOfSlots(name, n, slotSizeFor(payload), 0)
+func NewRing(name string, n int, payload uintptr) (*Ring, error) {
+	return NewRingOfSlots(name, n, SlotSizeFor(payload), 0)
 }
 
-// newRingOfSlots makes a ring of n slots of slotSize bytes each, the
+// NewRingOfSlots makes a ring of n slots of slotSize bytes each, the
 // sequence word included: a whole number of cache lines for queues whose
 // slots are written by one side and read by the other, or a fraction of
 // one for an inbox, where every slot moves the same way. The mapping has
 // tail more bytes after the slots, for its owner's use.
-func newRingOfSlots(name string, n int, slotSize, tail uint64) (*ring, error) {
-	m, err := newMapping(name, ringBytes(n, slotSize)+tail, false)
+func NewRingOfSlots(name string, n int, slotSize, tail uint64) (*Ring, error) {
+	m, err := NewMapping(name, ringBytes(n, slotSize)+tail, false)
 	if err != nil {
 		return nil, err
 	}
 	r := wrapRing(m, n, slotSize)
-	r.meta(metaLimit).Store(uint32(n))
+	r.Meta(metaLimit).Store(uint32(n))
 	for i := uint64(0); i < r.n; i++ {
-		atomic.StoreUint64(r.seq(i), i)
+		atomic.StoreUint64(r.Seq(i), i)
 	}
 	return r, nil
 }
 
-// attachRing maps a ring that a peer process created and passed as fd,
+// AttachRing maps a ring that a peer process created and passed as fd,
 // with tail bytes after its slots.
-func attachRing(fd int, n int, slotSize, tail uint64) (*ring, error) {
-	m, err := attachMapping(fd, ringBytes(n, slotSize)+tail)
+func AttachRing(fd int, n int, slotSize, tail uint64) (*Ring, error) {
+	m, err := AttachMapping(fd, ringBytes(n, slotSize)+tail)
 	if err != nil {
 		return nil, err
 	}
 	return wrapRing(m, n, slotSize), nil
 }
 
-func wrapRing(m *mapping, n int, slotSize uint64) *ring {
-	p := uint64(physSlots(n))
-	return &ring{m: m, base: unsafe.Pointer(&m.mem[ringHeader]), meta0: unsafe.Pointer(&m.mem[ringMeta]),
+func wrapRing(m *Mapping, n int, slotSize uint64) *Ring {
+	p := uint64(PhysSlots(n))
+	return &Ring{m: m, base: unsafe.Pointer(&m.mem[ringHeader]), meta0: unsafe.Pointer(&m.mem[ringMeta]),
 		n: p, mask: p - 1, limit: uint64(n), slotSize: slotSize,
 		enq: (*uint64)(unsafe.Pointer(&m.mem[0])), deq: (*uint64)(unsafe.Pointer(&m.mem[64]))}
 }
 
-// meta returns the i-th 32-bit meta word of the header; i is one of the
-// meta constants, below 32.
-func (r *ring) meta(i int) *atomic.Uint32 {
+// Mapping returns the shared mapping that holds the ring, whose memfd a
+// peer process maps to reach the ring too.
+func (r *Ring) Mapping() *Mapping { return r.m }
+
+// Cap returns the ring's capacity: the slots it was made with, which may
+// be fewer than it maps.
+func (r *Ring) Cap() int { return int(r.limit) }
+
+// SlotSize returns the size of a slot, its sequence word included.
+func (r *Ring) SlotSize() uint64 { return r.slotSize }
+
+// EnqPos returns the address of the producers' position word, for an owner
+// that moves it itself.
+func (r *Ring) EnqPos() *uint64 { return r.enq }
+
+// DeqPos returns the address of the consumers' position word, for an owner
+// that claims slots itself (several with one CAS, or without writing their
+// sequence words, as a JFC's consumers do). Such an owner tells the race
+// detector with RaceAcquire.
+func (r *Ring) DeqPos() *uint64 { return r.deq }
+
+// Tail returns the address of the bytes the mapping holds after the slots
+// (the tail of NewRingOfSlots).
+func (r *Ring) Tail() unsafe.Pointer { return unsafe.Add(r.base, r.n*r.slotSize) }
+
+// RaceAcquire tells the race detector of a consume the caller made itself
+// through DeqPos; it does nothing in other builds (see racesync_race.go).
+func (r *Ring) RaceAcquire() { raceAcquireRing(r) }
+
+// Meta returns the i-th 32-bit Meta word of the header; i is one of the
+// Meta constants, below 32.
+func (r *Ring) Meta(i int) *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Add(r.meta0, 4*i))
 }
 
-func (r *ring) seq(pos uint64) *uint64 {
+func (r *Ring) Seq(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(r.base, (pos&r.mask)*r.slotSize))
 }
 
-// payload returns the address of the slot's payload, past its sequence word.
-func (r *ring) payload(pos uint64) unsafe.Pointer {
+// Payload returns the address of the slot's Payload, past its sequence word.
+func (r *Ring) Payload(pos uint64) unsafe.Pointer {
 	return unsafe.Add(r.base, (pos&r.mask)*r.slotSize+8)
 }
 
-// reserveUpTo claims up to n consecutive free slots for writing with one
+// ReserveUpTo claims up to n consecutive free slots for writing with one
 // CAS, and returns the first and how many it took (none when the ring is
 // full). It reads the slots' sequence words before the claim: their lines
 // are then asked for together, where a claim per slot would wait for each
 // line before it could read the next (a locked instruction lets no load
 // pass it).
-func (r *ring) reserveUpTo(n int) (uint64, int) {
+func (r *Ring) ReserveUpTo(n int) (uint64, int) {
 	for {
 		pos := atomic.LoadUint64(r.enq)
 		got, stale := 0, false
 		for got < n {
 			p := pos + uint64(got)
-			d := int64(atomic.LoadUint64(r.seq(p)) - p)
+			d := int64(atomic.LoadUint64(r.Seq(p)) - p)
 			if d == 0 {
 				got++
 				continue
@@ -174,14 +203,14 @@ func (r *ring) reserveUpTo(n int) (uint64, int) {
 // (repairGrace), and the post then reports the ring full.
 const releaseWait = 20 * time.Millisecond
 
-// awaitRelease is for a producer that found no free slot: it tells whether
+// AwaitRelease is for a producer that found no free slot: it tells whether
 // one is free now or soon. Consumers claim slots in order but may hand
 // them back out of order (a sender that claimed a receive is still copying
 // while the next one's sender has finished), so a ring whose count says it
-// has room can find its next slot still held. awaitRelease waits for that
+// has room can find its next slot still held. AwaitRelease waits for that
 // slot's release, up to releaseWait; it returns false at once when the
 // ring is full by count (every slot published and not claimed).
-func (r *ring) awaitRelease() bool {
+func (r *Ring) AwaitRelease() bool {
 	var deadline time.Time
 	var wait spin.Wait // the claimer may be a process on this core
 	for i := 0; ; i++ {
@@ -189,7 +218,7 @@ func (r *ring) awaitRelease() bool {
 		if pos-atomic.LoadUint64(r.deq) >= r.limit {
 			return false
 		}
-		if int64(atomic.LoadUint64(r.seq(pos))-pos) >= 0 {
+		if int64(atomic.LoadUint64(r.Seq(pos))-pos) >= 0 {
 			return true // released, or taken by another producer: try again
 		}
 		if i%64 == 63 {
@@ -205,19 +234,19 @@ func (r *ring) awaitRelease() bool {
 	}
 }
 
-// publish makes a reserved slot visible to consumers: a release store, as
+// Publish makes a reserved slot visible to consumers: a release store, as
 // for release. The CAS that reserved the slot is the fence the event
 // protocol needs (see jfcView.push).
-func (r *ring) publish(pos uint64) {
+func (r *Ring) Publish(pos uint64) {
 	raceReleaseRing(r)
-	storeRelease(r.seq(pos), pos+1)
+	StoreRelease(r.Seq(pos), pos+1)
 }
 
-// claim takes the oldest published slot for reading; false when empty.
-func (r *ring) claim() (uint64, bool) {
+// Claim takes the oldest published slot for reading; false when empty.
+func (r *Ring) Claim() (uint64, bool) {
 	for {
 		pos := atomic.LoadUint64(r.deq)
-		seq := atomic.LoadUint64(r.seq(pos))
+		seq := atomic.LoadUint64(r.Seq(pos))
 		switch d := int64(seq - (pos + 1)); {
 		case d == 0:
 			if atomic.CompareAndSwapUint64(r.deq, pos, pos+1) {
@@ -230,12 +259,12 @@ func (r *ring) claim() (uint64, bool) {
 	}
 }
 
-// release returns a claimed slot to producers. It is a release store, not
+// Release returns a claimed slot to producers. It is a Release store, not
 // a full fence: the sender of a message releases the receive it consumed
 // between writing the data and publishing the completion record, and a
 // fence there would wait for the data's cache lines before asking for the
-// record's (see storeRelease).
-func (r *ring) release(pos uint64) { storeRelease(r.seq(pos), pos+r.n) }
+// record's (see StoreRelease).
+func (r *Ring) Release(pos uint64) { StoreRelease(r.Seq(pos), pos+r.n) }
 
 // A JFC's ring is used differently, so that a producer in another process
 // touches no cache line a consumer writes on every record: consumers never
@@ -244,21 +273,21 @@ func (r *ring) release(pos uint64) { storeRelease(r.seq(pos), pos+r.n) }
 // when their last reading of it says the ring is full. A record moves
 // between cores as the one line of its slot, plus deq now and then.
 
-// reserveRecord claims the next slot of a JFC ring for writing; false when
+// ReserveRecord claims the next slot of a JFC ring for writing; false when
 // the ring is full.
-func (r *ring) reserveRecord() (uint64, bool) {
+func (r *Ring) ReserveRecord() (uint64, bool) {
 	// The common case inline: room by the last reading of deq, and the
 	// slot taken at the first try.
 	pos := atomic.LoadUint64(r.enq)
 	if pos-r.deqHint.Load() < r.limit && atomic.CompareAndSwapUint64(r.enq, pos, pos+1) {
 		return pos, true
 	}
-	return r.reserveRecords(1)
+	return r.ReserveRecords(1)
 }
 
-// reserveRecords claims the next n slots of a JFC ring for writing, all or
+// ReserveRecords claims the next n slots of a JFC ring for writing, all or
 // none, and returns the first; false when the ring has no room for n.
-func (r *ring) reserveRecords(n uint64) (uint64, bool) {
+func (r *Ring) ReserveRecords(n uint64) (uint64, bool) {
 	for {
 		pos := atomic.LoadUint64(r.enq)
 		took, full := r.claimEnq(pos, n, true)
@@ -275,7 +304,7 @@ func (r *ring) reserveRecords(n uint64) (uint64, bool) {
 // producer: took when it did, full when the ring has no room for them
 // (checked only with checkRoom), neither when another producer got there
 // first or pos was stale.
-func (r *ring) claimEnq(pos, n uint64, checkRoom bool) (took, full bool) {
+func (r *Ring) claimEnq(pos, n uint64, checkRoom bool) (took, full bool) {
 	if checkRoom {
 		switch r.room(pos, n) {
 		case roomNone:
@@ -296,7 +325,7 @@ const (
 
 // room tells whether the n slots from the producer position pos are within
 // the ring's capacity, reading deq only when the last reading of it says no.
-func (r *ring) room(pos, n uint64) int {
+func (r *Ring) room(pos, n uint64) int {
 	if used := pos - r.deqHint.Load(); used < r.limit && used+n <= r.limit {
 		return roomYes
 	}
@@ -315,42 +344,42 @@ func (r *ring) room(pos, n uint64) int {
 	return roomYes
 }
 
-// heldReserved lists the slots of a JFC ring that a producer reserved and
+// HeldReserved lists the slots of a JFC ring that a producer reserved and
 // has not published, oldest first. A consumer cannot get past the first of
 // them.
-func (r *ring) heldReserved() []uint64 { return r.heldReservedMarked(0) }
+func (r *Ring) HeldReserved() []uint64 { return r.HeldReservedMarked(0) }
 
-// heldReservedMarked is heldReserved for a ring whose producers may set the
+// HeldReservedMarked is heldReserved for a ring whose producers may set the
 // bits mark in a published sequence word (an inbox's further cells).
-func (r *ring) heldReservedMarked(mark uint64) []uint64 {
+func (r *Ring) HeldReservedMarked(mark uint64) []uint64 {
 	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
 	if enq < deq || enq-deq > r.n {
 		return nil // a peer wrote nonsense: nothing to trust
 	}
 	var held []uint64
 	for p := deq; p < enq; p++ {
-		if atomic.LoadUint64(r.seq(p))&^mark != p+1 {
+		if atomic.LoadUint64(r.Seq(p))&^mark != p+1 {
 			held = append(held, p)
 		}
 	}
 	return held
 }
 
-// heldClaimed lists the slots a consumer claimed and has not released. A
+// HeldClaimed lists the slots a consumer claimed and has not released. A
 // producer cannot reuse them.
-func (r *ring) heldClaimed() []uint64 {
+func (r *Ring) HeldClaimed() []uint64 {
 	deq := atomic.LoadUint64(r.deq)
 	var held []uint64
 	for p := deq - min(deq, r.n); p < deq; p++ {
-		if atomic.LoadUint64(r.seq(p)) == p+1 {
+		if atomic.LoadUint64(r.Seq(p)) == p+1 {
 			held = append(held, p)
 		}
 	}
 	return held
 }
 
-// count is the number of reserved-but-not-claimed slots, exact when quiet.
-func (r *ring) count() int {
+// Len is the number of reserved-but-not-claimed slots, exact when quiet.
+func (r *Ring) Len() int {
 	e, d := atomic.LoadUint64(r.enq), atomic.LoadUint64(r.deq)
 	if e < d {
 		return 0
@@ -358,4 +387,4 @@ func (r *ring) count() int {
 	return int(e - d)
 }
 
-func (r *ring) close() { r.m.close() }
+func (r *Ring) Close() { r.m.Close() }

@@ -15,45 +15,45 @@ import (
 // publish, claimRecords). The tests run on both.
 type ringProto struct {
 	name string
-	push func(r *ring, v uint64) bool
-	pop  func(r *ring) (uint64, bool)
+	push func(r *Ring, v uint64) bool
+	pop  func(r *Ring) (uint64, bool)
 }
 
 func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 	recv := ringProto{name: "receive",
-		push: func(r *ring, v uint64) bool {
-			pos, got := r.reserveUpTo(1)
+		push: func(r *Ring, v uint64) bool {
+			pos, got := r.ReserveUpTo(1)
 			if got == 0 {
 				return false
 			}
-			atomic.StoreUint64((*uint64)(r.payload(pos)), v)
-			r.publish(pos)
+			atomic.StoreUint64((*uint64)(r.Payload(pos)), v)
+			r.Publish(pos)
 			return true
 		},
-		pop: func(r *ring) (uint64, bool) {
-			pos, ok := r.claim()
+		pop: func(r *Ring) (uint64, bool) {
+			pos, ok := r.Claim()
 			if !ok {
 				return 0, false
 			}
-			v := atomic.LoadUint64((*uint64)(r.payload(pos)))
-			r.release(pos)
+			v := atomic.LoadUint64((*uint64)(r.Payload(pos)))
+			r.Release(pos)
 			return v, true
 		}}
 	record := ringProto{name: "record",
-		push: func(r *ring, v uint64) bool {
-			pos, ok := r.reserveRecord()
+		push: func(r *Ring, v uint64) bool {
+			pos, ok := r.ReserveRecord()
 			if !ok {
 				return false
 			}
 			// Two words that must agree, so that a torn copy of a
 			// slot a producer was rewriting shows. The test rings'
 			// slots (8-byte payload asked) have room for a crSlot.
-			s := (*crSlot)(r.payload(pos))
+			s := (*crSlot)(r.Payload(pos))
 			s.userCtx, s.word = v, ^v
-			r.publish(pos)
+			r.Publish(pos)
 			return true
 		},
-		pop: func(r *ring) (uint64, bool) {
+		pop: func(r *Ring) (uint64, bool) {
 			var one [1]provider.CR
 			if took, _ := claimRecords(r, one[:], false); took == 0 {
 				return 0, false
@@ -70,11 +70,11 @@ func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 
 func TestRingFullEmpty(t *testing.T) {
 	forEachProto(t, func(t *testing.T, p ringProto) {
-		r, err := newRing("test", 4, 8)
+		r, err := NewRing("test", 4, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.close()
+		defer r.Close()
 		if _, ok := p.pop(r); ok {
 			t.Fatal("pop on a new ring succeeded")
 		}
@@ -86,8 +86,8 @@ func TestRingFullEmpty(t *testing.T) {
 		if p.push(r, 99) {
 			t.Fatal("push on a full ring succeeded")
 		}
-		if r.count() != 4 {
-			t.Fatalf("count = %d, want 4", r.count())
+		if r.Len() != 4 {
+			t.Fatalf("count = %d, want 4", r.Len())
 		}
 		for i := uint64(0); i < 4; i++ {
 			if v, ok := p.pop(r); !ok || v != i {
@@ -104,11 +104,11 @@ func TestRingFullEmpty(t *testing.T) {
 // sequence word tells a stale slot from a fresh one.
 func TestRingWraparound(t *testing.T) {
 	forEachProto(t, func(t *testing.T, p ringProto) {
-		r, err := newRing("test", 3, 8)
+		r, err := NewRing("test", 3, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.close()
+		defer r.Close()
 		next, want := uint64(0), uint64(0)
 		for round := 0; round < 1000; round++ {
 			k := round%3 + 1
@@ -125,8 +125,8 @@ func TestRingWraparound(t *testing.T) {
 				}
 				want++
 			}
-			if r.count() != 0 {
-				t.Fatalf("round %d: count = %d after draining", round, r.count())
+			if r.Len() != 0 {
+				t.Fatalf("round %d: count = %d after draining", round, r.Len())
 			}
 		}
 	})
@@ -135,11 +135,11 @@ func TestRingWraparound(t *testing.T) {
 func TestRingMPMC(t *testing.T) {
 	forEachProto(t, func(t *testing.T, p ringProto) {
 		const producers, consumers, per = 4, 4, 5000
-		r, err := newRing("test", 64, 8)
+		r, err := NewRing("test", 64, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.close()
+		defer r.Close()
 		var seen [producers * per]atomic.Int32
 		var got atomic.Int64
 		var wg sync.WaitGroup
@@ -182,11 +182,11 @@ func TestRingMPMC(t *testing.T) {
 func TestRingOrderPerProducer(t *testing.T) {
 	forEachProto(t, func(t *testing.T, p ringProto) {
 		const producers, per = 3, 20000
-		r, err := newRing("test", 8, 16)
+		r, err := NewRing("test", 8, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.close()
+		defer r.Close()
 		var wg sync.WaitGroup
 		for prod := range producers {
 			wg.Add(1)
@@ -221,11 +221,11 @@ func TestRingOrderPerProducer(t *testing.T) {
 // ring maps two and enforces the capacity itself.
 func TestRingOfOne(t *testing.T) {
 	forEachProto(t, func(t *testing.T, p ringProto) {
-		r, err := newRing("test", 1, 8)
+		r, err := NewRing("test", 1, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.close()
+		defer r.Close()
 		for round := range 3 {
 			if !p.push(r, uint64(round)) {
 				t.Fatalf("round %d: push into an empty ring failed", round)
@@ -241,7 +241,7 @@ func TestRingOfOne(t *testing.T) {
 }
 
 func TestCRSlotIsOneCacheLine(t *testing.T) {
-	if got := slotSizeFor(crSlotSize); got != 64 {
+	if got := SlotSizeFor(crSlotSize); got != 64 {
 		t.Fatalf("a JFC ring slot is %d bytes (record %d + sequence 8); records must stay one cache line", got, crSlotSize)
 	}
 }
@@ -249,29 +249,29 @@ func TestCRSlotIsOneCacheLine(t *testing.T) {
 // reserveUpTo takes as many slots as the capacity allows, and no more, even
 // where the ring maps more slots than its capacity.
 func TestRingReserveUpToCapacity(t *testing.T) {
-	r, err := newRing("test", 5, 8) // maps 8 slots
+	r, err := NewRing("test", 5, 8) // maps 8 slots
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	pos, got := r.reserveUpTo(8)
+	defer r.Close()
+	pos, got := r.ReserveUpTo(8)
 	if pos != 0 || got != 5 {
 		t.Fatalf("reserveUpTo(8) on an empty ring of 5 took %d at %d", got, pos)
 	}
 	for k := range got {
-		r.publish(pos + uint64(k))
+		r.Publish(pos + uint64(k))
 	}
-	if _, got := r.reserveUpTo(1); got != 0 {
+	if _, got := r.ReserveUpTo(1); got != 0 {
 		t.Fatalf("reserveUpTo on a full ring took %d", got)
 	}
 	for range 2 {
-		p, ok := r.claim()
+		p, ok := r.Claim()
 		if !ok {
 			t.Fatal("claim on a full ring failed")
 		}
-		r.release(p)
+		r.Release(p)
 	}
-	if pos, got := r.reserveUpTo(8); pos != 5 || got != 2 {
+	if pos, got := r.ReserveUpTo(8); pos != 5 || got != 2 {
 		t.Fatalf("after two claims reserveUpTo(8) took %d at %d, want 2 at 5", got, pos)
 	}
 }
@@ -312,38 +312,38 @@ func (a arrivals) see(t *testing.T, p, n int) {
 // Producers that reserve in chunks of different sizes and a consumer that
 // claims one at a time: every value arrives once, each producer's in order.
 func TestRingReserveUpToMPMC(t *testing.T) {
-	r, err := newRing("test", 16, 8)
+	r, err := NewRing("test", 16, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
+	defer r.Close()
 	const producers, perProducer = 3, 20000
 	wait := startProducers(producers, func(p int) {
 		next := 0
 		for chunk := 1; next < perProducer; chunk = chunk%7 + 1 {
-			pos, got := r.reserveUpTo(min(chunk, perProducer-next))
+			pos, got := r.ReserveUpTo(min(chunk, perProducer-next))
 			if got == 0 {
 				runtime.Gosched()
 				continue
 			}
 			for k := range got {
-				atomic.StoreUint64((*uint64)(r.payload(pos+uint64(k))), uint64(p)<<32|uint64(next+k))
+				atomic.StoreUint64((*uint64)(r.Payload(pos+uint64(k))), uint64(p)<<32|uint64(next+k))
 			}
 			next += got
 			for k := range got {
-				r.publish(pos + uint64(k))
+				r.Publish(pos + uint64(k))
 			}
 		}
 	})
 	seen := newArrivals(producers)
 	for taken := 0; taken < producers*perProducer; {
-		pos, ok := r.claim()
+		pos, ok := r.Claim()
 		if !ok {
 			runtime.Gosched()
 			continue
 		}
-		v := atomic.LoadUint64((*uint64)(r.payload(pos)))
-		r.release(pos)
+		v := atomic.LoadUint64((*uint64)(r.Payload(pos)))
+		r.Release(pos)
 		seen.see(t, int(v>>32), int(uint32(v)))
 		taken++
 	}
@@ -354,23 +354,23 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 // several producers write them: every record arrives once and whole, each
 // producer's in order.
 func TestClaimRecordsBatches(t *testing.T) {
-	r, err := newRing("test", 16, crSlotSize)
+	r, err := NewRing("test", 16, crSlotSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
+	defer r.Close()
 	const producers, perProducer = 3, 20000
 	wait := startProducers(producers, func(p int) {
 		for i := 0; i < perProducer; {
-			pos, ok := r.reserveRecord()
+			pos, ok := r.ReserveRecord()
 			if !ok {
 				runtime.Gosched()
 				continue
 			}
-			s := (*crSlot)(r.payload(pos))
+			s := (*crSlot)(r.Payload(pos))
 			v := uint64(p)<<32 | uint64(i)
 			s.userCtx, s.word = v, ^v
-			r.publish(pos)
+			r.Publish(pos)
 			i++
 		}
 	})
@@ -402,32 +402,32 @@ func TestClaimRecordsBatches(t *testing.T) {
 // the count of outstanding receives says it should), and reports a ring
 // full by count at once.
 func TestRingAwaitRelease(t *testing.T) {
-	r, err := newRing("test", 4, 8)
+	r, err := NewRing("test", 4, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	pos, got := r.reserveUpTo(4)
+	defer r.Close()
+	pos, got := r.ReserveUpTo(4)
 	for k := range got {
-		r.publish(pos + uint64(k))
+		r.Publish(pos + uint64(k))
 	}
-	if r.awaitRelease() {
+	if r.AwaitRelease() {
 		t.Fatal("awaitRelease on a ring full of unclaimed slots said room")
 	}
-	first, _ := r.claim()
-	second, _ := r.claim()
-	r.release(second) // out of order: first is still held
-	if _, got := r.reserveUpTo(1); got != 0 {
+	first, _ := r.Claim()
+	second, _ := r.Claim()
+	r.Release(second) // out of order: first is still held
+	if _, got := r.ReserveUpTo(1); got != 0 {
 		t.Fatalf("reserveUpTo took %d while the next slot is held", got)
 	}
 	go func() {
 		time.Sleep(time.Millisecond)
-		r.release(first)
+		r.Release(first)
 	}()
-	if !r.awaitRelease() {
+	if !r.AwaitRelease() {
 		t.Fatal("awaitRelease gave up on a slot released after 1 ms")
 	}
-	if _, got := r.reserveUpTo(2); got != 2 {
+	if _, got := r.ReserveUpTo(2); got != 2 {
 		t.Fatalf("after the release reserveUpTo(2) took %d", got)
 	}
 }

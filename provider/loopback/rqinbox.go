@@ -89,7 +89,7 @@ func (rt *routeSlot) fail(pos uint64, st provider.CRStatus) {
 // former owner's, or its owner's taken back) are skipped, and no failure
 // is recorded. Under the consumer lock, or before the route is used.
 func (rt *routeSlot) reset(b *inbox) {
-	atomic.StoreUint64(&rt.skipBelow, atomic.LoadUint64(b.r.enq))
+	atomic.StoreUint64(&rt.skipBelow, atomic.LoadUint64(b.r.EnqPos()))
 	atomic.StoreUint64(&rt.failAt, 0)
 }
 
@@ -126,17 +126,17 @@ func (ib *rqInbox) unref() {
 	}
 }
 
-func (ib *rqInbox) held() *atomic.Uint32 { return ib.box.r.meta(metaHeld) }
+func (ib *rqInbox) held() *atomic.Uint32 { return ib.box.r.Meta(metaHeld) }
 
 // bump counts a sign of the receiver's life. One writer in the common case,
 // so no locked instruction: a lost count among racing pollers changes
 // nothing a sender concludes.
 func (ib *rqInbox) bump() {
-	a := ib.box.r.meta(metaActive)
+	a := ib.box.r.Meta(metaActive)
 	a.Store(a.Load() + 1)
 }
 
-func (ib *rqInbox) active() uint32 { return ib.box.r.meta(metaActive).Load() }
+func (ib *rqInbox) active() uint32 { return ib.box.r.Meta(metaActive).Load() }
 
 // selfPID is this process's pid, which names the holder of a consumer
 // lock and the owner of a route. Read once: os.Getpid is a system call on
@@ -186,8 +186,8 @@ func (ib *rqInbox) deadHolder() (uint32, bool) {
 // sender each time.
 func (ib *rqInbox) waiting() bool {
 	r := ib.box.r
-	pos := atomic.LoadUint64(r.deq)
-	return atomic.LoadUint64(r.seq(pos))&^inboxCont == pos+1
+	pos := atomic.LoadUint64(r.DeqPos())
+	return atomic.LoadUint64(r.Seq(pos))&^inboxCont == pos+1
 }
 
 // takeRoute gives q a free route, naming it; false when none is free.
@@ -289,7 +289,7 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 		// are seen in order, and goes out first. Looked at before the
 		// message, the ring could be seen empty, the record and the
 		// message both land, and the message overtake the record.
-		if out != nil && atomic.LoadUint64(jr.enq) != atomic.LoadUint64(jr.deq) {
+		if out != nil && atomic.LoadUint64(jr.EnqPos()) != atomic.LoadUint64(jr.DeqPos()) {
 			break
 		}
 		if e.hdr.route < inboxRoutes {
@@ -327,19 +327,19 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 	if st := v.ready(); st != provider.CRSuccess {
 		return st, false
 	}
-	pos, ok := v.ring.claim()
+	pos, ok := v.ring.Claim()
 	if !ok {
 		return provider.CRSuccess, true
 	}
-	userCtx := (*recvSlot)(v.ring.payload(pos)).userCtx
+	userCtx := (*recvSlot)(v.ring.Payload(pos)).userCtx
 	n := e.hdr.len
 	if v.copyEntry(e, pos) {
-		v.ring.release(pos)
+		v.ring.Release(pos)
 		if out != nil {
 			v.recvCR(out, e, rt, userCtx)
 			return provider.CRSuccess, false
 		}
-		rpos, reserved := v.jfc.ring.reserveRecord()
+		rpos, reserved := v.jfc.ring.ReserveRecord()
 		if !reserved {
 			v.jfc.overflow()
 			return provider.CRSuccess, false
@@ -374,7 +374,7 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 		cr.Len = uint32(m)
 	}
 	r.release()
-	v.ring.release(pos)
+	v.ring.Release(pos)
 	if out != nil {
 		*out = cr
 	} else {
@@ -537,5 +537,5 @@ func (q *recvq) deliverable() bool {
 		return false
 	}
 	defer q.posting.leave()
-	return q.inbox.waiting() && q.ring.count() > 0
+	return q.inbox.waiting() && q.ring.Len() > 0
 }

@@ -413,7 +413,7 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 	defer page.release()
 	counts, err := newCountPage()
 	require.NoError(t, err)
-	defer counts.m.close()
+	defer counts.m.Close()
 	answered := make(chan struct{}, 8)
 	// Serves HELLO properly, then answers every import with memory of
 	// the caller kind in another process (pid 1), plus a stray fd.
@@ -434,8 +434,8 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 					stray, _ := unix.MemfdCreate(strayName, unix.MFD_CLOEXEC)
 					switch req.typ {
 					case msgHello:
-						fd, _ := dupFD(page.m.fd)
-						cfd, _ := dupFD(counts.m.fd)
+						fd, _ := dupFD(page.m.FD())
+						cfd, _ := dupFD(counts.m.FD())
 						reply.payload = (&wire{}).u32(uint32(os.Getpid())).b
 						reply.fds = []int{fd, cfd}
 						unix.Close(stray)

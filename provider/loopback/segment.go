@@ -19,7 +19,7 @@ type segment struct {
 	ctx      *lbContext
 	desc     provider.SegmentDesc
 	mem      []byte
-	m        *mapping // nil for caller memory
+	m        *Mapping // nil for caller memory
 	token    uint32
 	handle   uint32
 	ownToken bool
@@ -83,13 +83,13 @@ func (c *lbContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provi
 		// above the device's is; ErrNoMemory is for memory running out.
 		return nil, provider.Errorf(provider.ErrInvalid, "segment of %d bytes is larger than the loopback limit %d", size, uint64(maxSegment))
 	}
-	m, err := newMapping("seg", size, cfg.HugePages)
+	m, err := NewMapping("seg", size, cfg.HugePages)
 	if err != nil {
 		return nil, err
 	}
-	s, err := c.addSegment(m.mem[:size], m, cfg)
+	s, err := c.addSegment(m.Bytes()[:size], m, cfg)
 	if err != nil {
-		m.close()
+		m.Close()
 		return nil, err
 	}
 	return s, nil
@@ -105,7 +105,7 @@ func (c *lbContext) RegisterSegment(buf []byte, cfg provider.SegmentConfig) (pro
 	return c.addSegment(buf, nil, cfg)
 }
 
-func (c *lbContext) addSegment(mem []byte, m *mapping, cfg provider.SegmentConfig) (*segment, error) {
+func (c *lbContext) addSegment(mem []byte, m *Mapping, cfg provider.SegmentConfig) (*segment, error) {
 	if err := cfg.Access.Validate(); err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (s *segment) MemFD() (int, int64, bool) {
 	if s.m == nil || s.closed.Load() {
 		return -1, 0, false
 	}
-	return s.m.fd, 0, true
+	return s.m.FD(), 0, true
 }
 
 func (s *segment) Close() error {
@@ -242,7 +242,7 @@ func (s *segment) destroy() {
 		quarantine(s, stuck)
 		return
 	}
-	s.m.close()
+	s.m.Close()
 }
 
 // quarantined holds caller memory that a peer process may still be

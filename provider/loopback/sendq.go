@@ -124,7 +124,7 @@ func (q *sendq) credit(seq uint64) {
 // so seq is the highest yet, and a plain store publishes it without the
 // CAS that concurrent pollers need (crediting out of order, they would
 // otherwise move it back).
-func (q *sendq) creditAlone(seq uint64) { storeRelease(&q.credited, seq) }
+func (q *sendq) creditAlone(seq uint64) { StoreRelease(&q.credited, seq) }
 
 // loadCredited is the highest sequence whose slot is free again.
 func (q *sendq) loadCredited() uint64 { return atomic.LoadUint64(&q.credited) }
@@ -417,7 +417,7 @@ func (q *sendq) completeOf(userCtx uint64, wf provider.WRFlags, op provider.Opco
 	// forwarded and wait for every store before them, and this runs
 	// right after the request's data went to a peer's lines.
 	v := &q.jfc.view
-	pos, ok := v.ring.reserveRecord()
+	pos, ok := v.ring.ReserveRecord()
 	if !ok {
 		v.overflow()
 		return
@@ -426,7 +426,7 @@ func (q *sendq) completeOf(userCtx uint64, wf provider.WRFlags, op provider.Opco
 	if q.jetty != nil {
 		flags = provider.CRFlagJetty
 	}
-	s := (*crSlot)(v.ring.payload(pos))
+	s := (*crSlot)(v.ring.Payload(pos))
 	s.userCtx, s.word, s.lenLocal = userCtx, seq, uint64(n)|uint64(q.id)<<32
 	s.kind = uint64(st) | uint64(op)<<8 | uint64(flags)<<16
 	if rem != nil {
@@ -437,7 +437,7 @@ func (q *sendq) completeOf(userCtx uint64, wf provider.WRFlags, op provider.Opco
 	} else {
 		s.remoteEID[0], s.remoteEID[1], s.ids = 0, 0, 0
 	}
-	v.ring.publish(pos)
+	v.ring.Publish(pos)
 	v.notify(st != provider.CRSuccess)
 }
 

@@ -80,16 +80,16 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		return 0
 	}
 	defer leaveRQ(v)
-	if provider.State(v.ring.meta(metaState).Load()) != provider.StateReady {
+	if provider.State(v.ring.Meta(metaState).Load()) != provider.StateReady {
 		return 0
 	}
 	if q.run == nil {
 		q.run = new([maxRun]runMsg)
 	}
 	r := v.ring
-	pos := atomic.LoadUint64(r.deq)
+	pos := atomic.LoadUint64(r.DeqPos())
 	for i := range ws {
-		prefetch.Write(unsafe.Pointer(r.seq(pos + uint64(i))))
+		prefetch.Write(unsafe.Pointer(r.Seq(pos + uint64(i))))
 	}
 	n := 0
 	for n < len(ws) {
@@ -97,23 +97,23 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		// A receive is read before it is claimed: if another sender
 		// claims it meanwhile, the claim below fails and what was read
 		// is dropped.
-		if atomic.LoadUint64(r.seq(p)) != p+1 || !q.resolveRun(&q.run[n], &ws[n], v, p) {
+		if atomic.LoadUint64(r.Seq(p)) != p+1 || !q.resolveRun(&q.run[n], &ws[n], v, p) {
 			break
 		}
 		n++
 	}
-	if n == 0 || !atomic.CompareAndSwapUint64(r.deq, pos, pos+uint64(n)) {
+	if n == 0 || !atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+uint64(n)) {
 		q.unpinRun(n)
 		return 0
 	}
 	var sw senderWords
 	sw.fill(q)
-	first, reserved := v.jfc.ring.reserveRecords(uint64(n))
+	first, reserved := v.jfc.ring.ReserveRecords(uint64(n))
 	wake := false
 	for i := 0; i < n; i++ {
 		m, w := &q.run[i], &ws[i]
 		copy(m.dst.b, m.src.b)
-		r.release(pos + uint64(i))
+		r.Release(pos + uint64(i))
 		if reserved {
 			wake = v.jfc.writeRecv(first+uint64(i), w, v, &sw, m.userCtx, uint32(m.src.n)) || wake
 		} else {
@@ -176,7 +176,7 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 		releaseSpan(&m.src)
 		return false
 	}
-	m.userCtx = (*recvSlot)(v.ring.payload(p)).userCtx
+	m.userCtx = (*recvSlot)(v.ring.Payload(p)).userCtx
 	return true
 }
 

@@ -81,7 +81,7 @@ func (cc *ctlConn) release() {
 	cc.mu.Unlock()
 	unquarantine(cc)
 	if counts != nil {
-		counts.m.close()
+		counts.m.Close()
 	}
 }
 
@@ -380,11 +380,11 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 		if err != nil {
 			return fail(err)
 		}
-		page, err := shareFD(c.page.m.fd, false)
+		page, err := shareFD(c.page.m.FD(), false)
 		if err != nil {
 			return fail(err)
 		}
-		fd, err := dupFD(counts.m.fd)
+		fd, err := dupFD(counts.m.FD())
 		if err != nil {
 			unix.Close(page)
 			return fail(err)
@@ -488,12 +488,12 @@ func (s *ctlServer) segReply(cc *ctlConn, reply message, seg *segment, rights pr
 		r.caller = true
 		cc.grantCaller(seg.handle, seg.ref.gen)
 	} else {
-		fd, err := shareFD(seg.m.fd, rights&(provider.AccessWrite|provider.AccessAtomic) != 0)
+		fd, err := shareFD(seg.m.FD(), rights&(provider.AccessWrite|provider.AccessAtomic) != 0)
 		if err != nil {
 			reply.status, reply.payload = provider.StatusOf(err), []byte(err.Error())
 			return reply, nil
 		}
-		r.size = uint64(len(seg.m.mem))
+		r.size = uint64(len(seg.m.Bytes()))
 		reply.fds = []int{fd}
 	}
 	reply.payload = r.encode()
@@ -501,11 +501,11 @@ func (s *ctlServer) segReply(cc *ctlConn, reply message, seg *segment, rights pr
 }
 
 func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
-	r := jettyReply{id: rq.id, maxSGE: uint32(rq.maxSGE), depth: uint32(rq.ring.limit), slotSize: rq.ring.slotSize,
-		crFlags: uint32(rq.crFlags), jfcID: rq.jfc.id, jfcDepth: uint32(rq.jfc.view.ring.limit),
-		jfcSlotSize: rq.jfc.view.ring.slotSize}
+	r := jettyReply{id: rq.id, maxSGE: uint32(rq.maxSGE), depth: uint32(rq.ring.Cap()), slotSize: rq.ring.SlotSize(),
+		crFlags: uint32(rq.crFlags), jfcID: rq.jfc.id, jfcDepth: uint32(rq.jfc.view.ring.Cap()),
+		jfcSlotSize: rq.jfc.view.ring.SlotSize()}
 	fds := make([]int, 0, 4)
-	for _, fd := range []int{rq.ring.m.fd, rq.jfc.view.ring.m.fd, rq.jfc.view.efd, rq.inbox.box.r.m.fd} {
+	for _, fd := range []int{rq.ring.Mapping().FD(), rq.jfc.view.ring.Mapping().FD(), rq.jfc.view.efd, rq.inbox.box.r.Mapping().FD()} {
 		if fd < 0 {
 			continue
 		}
@@ -522,7 +522,7 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 	if rq.jfc.view.efd >= 0 {
 		r.hasEventfd = 1
 	}
-	r.inboxCells = uint32(rq.inbox.box.r.limit)
+	r.inboxCells = uint32(rq.inbox.box.r.Cap())
 	reply.payload = r.encode()
 	reply.fds = fds
 	return reply, fds

@@ -1,6 +1,6 @@
 package loopback
 
-// storeBarrier keeps the stores before it ahead of those after it. x86
+// StoreBarrier keeps the stores before it ahead of those after it. x86
 // keeps ordinary stores in order already; SFENCE adds the ones it does
 // not: the non-temporal stores of memmove's large copies and the stores
 // of a fast string operation (REP MOVS), which Go's memmove uses on some
@@ -10,4 +10,4 @@ package loopback
 // is also a barrier to the compiler.
 //
 //go:noescape
-func storeBarrier()
+func StoreBarrier()

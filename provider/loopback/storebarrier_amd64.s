@@ -1,6 +1,6 @@
 #include "textflag.h"
 
-// func storeBarrier()
-TEXT ·storeBarrier(SB), NOSPLIT, $0-0
+// func StoreBarrier()
+TEXT ·StoreBarrier(SB), NOSPLIT, $0-0
 	SFENCE
 	RET

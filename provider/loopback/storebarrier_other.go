@@ -4,10 +4,10 @@ package loopback
 
 import "sync/atomic"
 
-// storeBarrier keeps the stores before it ahead of those after it: an
+// StoreBarrier keeps the stores before it ahead of those after it: an
 // atomic read-modify-write is acquire + release on arm64 (LDADDAL), and
 // the compiler moves no access across it.
-func storeBarrier() {
+func StoreBarrier() {
 	var b atomic.Uint32
 	b.Add(1)
 }

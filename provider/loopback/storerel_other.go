@@ -4,7 +4,7 @@ package loopback
 
 import "sync/atomic"
 
-// storeRelease stores v at p with (at least) release ordering: Go's
+// StoreRelease stores v at p with (at least) release ordering: Go's
 // atomic.Store where plain stores are not ordered (see
 // storerel_amd64.go).
-func storeRelease(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
+func StoreRelease(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
