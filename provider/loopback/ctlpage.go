@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // segEntry is a segment's record in its context's page, a memfd that peer
@@ -34,12 +35,12 @@ const ctlPageSize = maxSegments * uint64(unsafe.Sizeof(segEntry{}))
 // own mapping, so it is reference counted: the owner holds one reference,
 // and each importing context of the process one until it closes.
 type ctlPage struct {
-	m    *Mapping
+	m    *shm.Mapping
 	refs atomic.Int32
 }
 
 func newCtlPage() (*ctlPage, error) {
-	m, err := NewMapping("ctx", ctlPageSize, false)
+	m, err := shm.NewMapping("ctx", ctlPageSize, false)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func newCtlPage() (*ctlPage, error) {
 // attachCtlPage maps a peer's page for reading: whatever the peer sent, this
 // process never writes it.
 func attachCtlPage(fd int) (*ctlPage, error) {
-	m, err := AttachReadOnly(fd, ctlPageSize)
+	m, err := shm.AttachReadOnly(fd, ctlPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +80,12 @@ func (p *ctlPage) entry(h uint32) *segEntry {
 // only once (see ctlServer.drain). A count sharing a cache line with the
 // entries would also take that line from every importer checking a
 // segment on another core.
-type countPage struct{ m *Mapping }
+type countPage struct{ m *shm.Mapping }
 
 const countPageSize = maxSegments * 4
 
 func newCountPage() (*countPage, error) {
-	m, err := NewMapping("counts", countPageSize, false)
+	m, err := shm.NewMapping("counts", countPageSize, false)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func newCountPage() (*countPage, error) {
 }
 
 func attachCountPage(fd int) (*countPage, error) {
-	m, err := AttachMapping(fd, countPageSize)
+	m, err := shm.AttachMapping(fd, countPageSize)
 	if err != nil {
 		return nil, err
 	}

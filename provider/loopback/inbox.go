@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // An inbox is where senders leave small messages for a receive queue to
@@ -21,7 +23,7 @@ import (
 // first cell holds the message's header, its immediate data and its first
 // inboxHeadData bytes; each next cell inboxCellData more bytes.
 type inbox struct {
-	r *Ring
+	r *shm.Ring
 }
 
 const (
@@ -66,7 +68,7 @@ const inboxTail = inboxRoutes * uint64(unsafe.Sizeof(routeSlot{}))
 
 // newInbox makes an inbox of cells cells (rounded up to a power of two).
 func newInbox(name string, cells int) (*inbox, error) {
-	r, err := NewRingOfSlots(name, cells, inboxCell, inboxTail)
+	r, err := shm.NewRingOfSlots(name, cells, inboxCell, inboxTail)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +78,7 @@ func newInbox(name string, cells int) (*inbox, error) {
 // attachInbox maps an inbox of cells cells that another process made and
 // passed as fd (closed here, whatever happens).
 func attachInbox(fd int, cells int) (*inbox, error) {
-	r, err := AttachRing(fd, cells, inboxCell, inboxTail)
+	r, err := shm.AttachRing(fd, cells, inboxCell, inboxTail)
 	if err != nil {
 		return nil, err
 	}
@@ -140,12 +142,12 @@ func (b *inbox) writeRest(pos uint64, rest []byte, k uint64) {
 		c := (*[inboxCellData]byte)(b.r.Payload(pos + i))
 		n := copy(c[:], rest)
 		rest = rest[n:]
-		StoreRelease(b.r.Seq(pos+i), (pos+i+1)|inboxCont)
+		shm.StoreRelease(b.r.Seq(pos+i), (pos+i+1)|inboxCont)
 	}
 }
 
 // heldCells lists the cells a producer reserved and has not published,
-// oldest first (see Ring.HeldReserved).
+// oldest first (see shm.Ring.HeldReserved).
 func (b *inbox) heldCells() []uint64 { return b.r.HeldReservedMarked(inboxCont) }
 
 // hole publishes the held cell at pos as an entry to skip: its producer
@@ -239,7 +241,7 @@ func (b *inbox) copyOut(e *inboxEntry, dst []byte) int {
 // it has been read. One consumer at a time (the caller's to arrange), so a
 // plain store: an atomic one is a locked instruction, which would wait for
 // the delivery's stores before the next message could be read.
-func (b *inbox) consume(pos uint64) { StoreRelease(b.r.DeqPos(), pos) }
+func (b *inbox) consume(pos uint64) { shm.StoreRelease(b.r.DeqPos(), pos) }
 
 // head is the position of the oldest entry not yet consumed.
 func (b *inbox) head() uint64 { return atomic.LoadUint64(b.r.DeqPos()) }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // The sender's side of receiver-side delivery (docs/architecture.md): a
@@ -198,7 +199,7 @@ func (q *sendq) inboxPosted() {
 // the queue's lock holder writes the count, so it is a plain store: an
 // atomic add is a locked instruction, which would wait for the message
 // just left to reach the receiver's core before the post could return.
-func (q *sendq) countInbox() { StoreRelease(&q.ibOut, q.ib.tail-q.ib.head) }
+func (q *sendq) countInbox() { shm.StoreRelease(&q.ibOut, q.ib.tail-q.ib.head) }
 
 // inboxOut is how many requests the queue has in its inbox, for a poll or
 // an arm that looks without the queue's lock.
@@ -217,7 +218,7 @@ func (q *sendq) switchRoute(v *rqView) bool {
 		return false
 	}
 	if s.reqs == nil {
-		s.reqs = make([]inboxReq, PhysSlots(q.depth))
+		s.reqs = make([]inboxReq, shm.PhysSlots(q.depth))
 	}
 	s.v, s.route = v, route
 	return true

@@ -9,6 +9,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
 	"github.com/urma-go/sdk/provider/internal/objtab"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // crSlot is a completion record as it lies in a JFC ring: 7 words, so
@@ -59,7 +60,7 @@ const (
 // jfcView is a JFC as a producer of records sees it: the ring and the event
 // fd of its JFCE, in this process or mapped from a peer.
 type jfcView struct {
-	ring *Ring
+	ring *shm.Ring
 	efd  int  // the JFCE's eventfd, -1 without one
 	own  *jfc // the JFC itself when it is in this process
 	// peer and id name the JFC when it lives in another process, so that an
@@ -229,7 +230,7 @@ func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
 			return nil, errClosed("jfce")
 		}
 	}
-	r, err := NewRing("jfc", cfg.Depth, crSlotSize)
+	r, err := shm.NewRing("jfc", cfg.Depth, crSlotSize)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +311,7 @@ func (j *jfc) pollSenders() {
 	// poll. The count is stored plainly: racing pollers may lose a count,
 	// which only moves the next look.
 	n := atomic.LoadUint64(&j.sweeps) + 1
-	StoreRelease(&j.sweeps, n)
+	shm.StoreRelease(&j.sweeps, n)
 	if n%inboxPollEvery != 0 {
 		return
 	}
@@ -335,7 +336,7 @@ const pollBatch = 16
 // copied out before the claim, because once deq moves past a slot its
 // producer may write it. alone says that no other poller claims records
 // meanwhile (a lock-free JFC): the claim is then a plain store.
-func claimRecords(r *Ring, out []provider.CR, alone bool) (took, made int) {
+func claimRecords(r *shm.Ring, out []provider.CR, alone bool) (took, made int) {
 	for {
 		pos := atomic.LoadUint64(r.DeqPos())
 		took, made = 0, 0
@@ -356,7 +357,7 @@ func claimRecords(r *Ring, out []provider.CR, alone bool) (took, made int) {
 			return 0, 0
 		}
 		if alone {
-			StoreRelease(r.DeqPos(), pos+uint64(took))
+			shm.StoreRelease(r.DeqPos(), pos+uint64(took))
 			r.RaceAcquire()
 			return took, made
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // recvSlot is a receive request as it lies in a receive ring, followed by
@@ -52,7 +53,7 @@ type recvq struct {
 	tokenPolicy provider.TokenPolicy
 	token       uint32
 	jfc         *jfc
-	ring        *Ring
+	ring        *shm.Ring
 	crFlags     provider.CRFlags
 	closed      atomic.Bool
 	// senders counts senders of this process inside a delivery, and
@@ -86,7 +87,7 @@ type recvq struct {
 type rqView struct {
 	id      uint32
 	maxSGE  int
-	ring    *Ring
+	ring    *shm.Ring
 	jfc     *jfcView
 	crFlags provider.CRFlags
 	local   *recvq
@@ -102,7 +103,7 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewRing("jfr", cfg.Depth, recvSlotSize(cfg.MaxSGE))
+	r, err := shm.NewRing("jfr", cfg.Depth, recvSlotSize(cfg.MaxSGE))
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // memRef is how a request reaches segment memory, wherever the segment
@@ -273,7 +274,7 @@ func placeSG(dst, src *sgList) (uint64, error) {
 	if err != nil {
 		return n, err
 	}
-	StoreBarrier()
+	shm.StoreBarrier()
 	dst.sub(want-tailLen, tailLen, &d)
 	src.sub(want-tailLen, tailLen, &s)
 	m, err := copySG(&d, &s)
@@ -295,7 +296,7 @@ func placeBytes(d, s []byte) uint64 {
 	}
 	d, s = d[:want], s[:want]
 	copy(d[:want-tailLen], s)
-	StoreBarrier()
+	shm.StoreBarrier()
 	copy(d[want-tailLen:], s[want-tailLen:])
 	return uint64(want)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/rules"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // peerConn is this context's link to a context of another process: the
@@ -52,7 +53,7 @@ type peerConn struct {
 	segIndex atomic.Pointer[[]*peerSeg]
 	rqs      map[uint32]*rqView
 	jfcs     map[uint32]*jfcView
-	maps     []*Mapping
+	maps     []*shm.Mapping
 	efds     []int
 }
 
@@ -435,7 +436,7 @@ func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
 		ps.ref.counted = true
 		ps.writable = true
 	} else {
-		mp, writable, err := AttachMemory(m.fds[0], r.size)
+		mp, writable, err := shm.AttachMemory(m.fds[0], r.size)
 		if err != nil {
 			return nil, err
 		}
@@ -467,8 +468,8 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 	}
 	want := 2 + int(r.hasEventfd) + hasInbox
 	if !ok || len(m.fds) != want || r.inboxCells > 1<<14 || r.maxSGE == 0 || r.maxSGE > maxSGE || r.depth == 0 || r.depth > maxDepth ||
-		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != SlotSizeFor(recvSlotSize(int(r.maxSGE))) ||
-		r.jfcSlotSize != SlotSizeFor(crSlotSize) {
+		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != shm.SlotSizeFor(recvSlotSize(int(r.maxSGE))) ||
+		r.jfcSlotSize != shm.SlotSizeFor(crSlotSize) {
 		m.closeFDs()
 		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed jetty reply", p.pid)
 	}
@@ -484,7 +485,7 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 	}
 	jv := p.jfcs[r.jfcID]
 	if jv == nil {
-		ring, err := AttachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize, 0)
+		ring, err := shm.AttachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize, 0)
 		m.fds[1] = -1
 		if err != nil {
 			m.closeFDs()
@@ -511,7 +512,7 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 		}
 		p.maps = append(p.maps, ib.box.r.Mapping())
 	}
-	ring, err := AttachRing(m.fds[0], int(r.depth), r.slotSize, 0)
+	ring, err := shm.AttachRing(m.fds[0], int(r.depth), r.slotSize, 0)
 	m.fds[0] = -1
 	for _, fd := range m.fds {
 		if fd >= 0 {

@@ -4,11 +4,12 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 	"github.com/urma-go/sdk/spin"
 )
 
 // queueLock is a send queue's lock. It is taken with a CAS, as a mutex is,
-// but let go with a plain store (StoreRelease) where sync.Mutex uses an
+// but let go with a plain store (shm.StoreRelease) where sync.Mutex uses an
 // atomic add. A locked instruction waits until every store before it owns
 // its cache line, and the last stores of a post are the message's, to
 // lines the receiver's core reads: a mutex's unlock would make every post
@@ -24,7 +25,7 @@ import (
 // first raises revoke and then waits for the owner to be out. The two
 // sides are a Dekker pair whose owner side has no fence: on amd64 its
 // store may still sit in its core's store buffer when it loads revoke,
-// and AsymmetricFence, after the raise, makes every thread of the
+// and shm.AsymmetricFence, after the raise, makes every thread of the
 // process run a full barrier (membarrier), so that either the owner's
 // store is in sight of Lock or its load sees the raise. In a message-rate
 // loop the owner's CAS would be the one locked instruction left, and it
@@ -48,7 +49,7 @@ type queueLock struct {
 // lockFree makes l a lock-free queue's lock when this process can fence
 // asymmetrically, and tells whether it did; before any use of l.
 func (l *queueLock) lockFree() bool {
-	l.single = AsymmetricFenceReady()
+	l.single = shm.AsymmetricFenceReady()
 	return l.single
 }
 
@@ -77,9 +78,9 @@ func (l *queueLock) Lock() {
 // Unlock lets the lock go, taken by Lock or TryLock.
 func (l *queueLock) Unlock() {
 	if l.single {
-		StoreRelease(&l.revoke, 0)
+		shm.StoreRelease(&l.revoke, 0)
 	}
-	StoreRelease(&l.held, 0)
+	shm.StoreRelease(&l.held, 0)
 }
 
 // LockOwner takes the lock for a lock-free queue's owner, and is Lock for
@@ -119,11 +120,11 @@ func (l *queueLock) TryLockOwner() bool {
 // UnlockOwner lets the lock go, taken by LockOwner or TryLockOwner.
 func (l *queueLock) UnlockOwner() {
 	if !l.single {
-		StoreRelease(&l.held, 0)
+		shm.StoreRelease(&l.held, 0)
 		return
 	}
 	if !l.ownerHeld {
-		StoreRelease(&l.inside, 0)
+		shm.StoreRelease(&l.inside, 0)
 		return
 	}
 	l.ownerHeld = false
@@ -133,11 +134,11 @@ func (l *queueLock) UnlockOwner() {
 // enter is the owner's way in: false, and out again, when another party
 // holds the lock or is taking it.
 func (l *queueLock) enter() bool {
-	StoreRelease(&l.inside, 1)
+	shm.StoreRelease(&l.inside, 1)
 	if atomic.LoadUint64(&l.revoke) == 0 {
 		return true
 	}
-	StoreRelease(&l.inside, 0)
+	shm.StoreRelease(&l.inside, 0)
 	return false
 }
 
@@ -146,7 +147,7 @@ func (l *queueLock) enter() bool {
 // not; revoke is then still up, for Unlock to lower).
 func (l *queueLock) evict(wait bool) bool {
 	atomic.StoreUint64(&l.revoke, 1)
-	AsymmetricFence()
+	shm.AsymmetricFence()
 	var w spin.Wait
 	for atomic.LoadUint64(&l.inside) != 0 {
 		if !wait {

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // TestQueueLockFreeExclusion runs a lock-free queue's owner (LockOwner and
@@ -23,7 +25,7 @@ func TestQueueLockFreeExclusion(t *testing.T) {
 	var count, occupant uint64
 	var overlaps atomic.Uint64
 	inside := func(name uint64) {
-		StoreRelease(&occupant, name) // a plain store, as the owner's own
+		shm.StoreRelease(&occupant, name) // a plain store, as the owner's own
 		for range 16 {
 			if atomic.LoadUint64(&occupant) != name {
 				overlaps.Add(1)

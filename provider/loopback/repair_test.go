@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // openRepairTest opens a context with a JFC and a JFR completing into it,
@@ -124,7 +125,7 @@ func TestRepairInbox(t *testing.T) {
 	// rest of an entry, the first never; a route; the consumer lock.
 	pos, ok := b.r.ReserveRecords(2)
 	require.True(t, ok)
-	StoreRelease(b.r.Seq(pos+1), (pos+2)|inboxCont)
+	shm.StoreRelease(b.r.Seq(pos+1), (pos+2)|inboxCont)
 	atomic.StoreUint64(&ib.routes[3].owner, dead<<32|9)
 	require.True(t, ib.held().CompareAndSwap(0, uint32(dead)))
 	// A live sender's message behind them, on a route of this process.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/objtab"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // segment is registered memory. Accesses from any goroutine or process take
@@ -19,7 +20,7 @@ type segment struct {
 	ctx      *lbContext
 	desc     provider.SegmentDesc
 	mem      []byte
-	m        *Mapping // nil for caller memory
+	m        *shm.Mapping // nil for caller memory
 	token    uint32
 	handle   uint32
 	ownToken bool
@@ -83,7 +84,7 @@ func (c *lbContext) AllocSegment(size uint64, cfg provider.SegmentConfig) (provi
 		// above the device's is; ErrNoMemory is for memory running out.
 		return nil, provider.Errorf(provider.ErrInvalid, "segment of %d bytes is larger than the loopback limit %d", size, uint64(maxSegment))
 	}
-	m, err := NewMapping("seg", size, cfg.HugePages)
+	m, err := shm.NewMapping("seg", size, cfg.HugePages)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (c *lbContext) RegisterSegment(buf []byte, cfg provider.SegmentConfig) (pro
 	return c.addSegment(buf, nil, cfg)
 }
 
-func (c *lbContext) addSegment(mem []byte, m *Mapping, cfg provider.SegmentConfig) (*segment, error) {
+func (c *lbContext) addSegment(mem []byte, m *shm.Mapping, cfg provider.SegmentConfig) (*segment, error) {
 	if err := cfg.Access.Validate(); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
 // pendingWR is a request that could not run yet (its target had no receive)
@@ -124,7 +125,7 @@ func (q *sendq) credit(seq uint64) {
 // so seq is the highest yet, and a plain store publishes it without the
 // CAS that concurrent pollers need (crediting out of order, they would
 // otherwise move it back).
-func (q *sendq) creditAlone(seq uint64) { StoreRelease(&q.credited, seq) }
+func (q *sendq) creditAlone(seq uint64) { shm.StoreRelease(&q.credited, seq) }
 
 // loadCredited is the highest sequence whose slot is free again.
 func (q *sendq) loadCredited() uint64 { return atomic.LoadUint64(&q.credited) }

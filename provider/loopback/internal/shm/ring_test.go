@@ -1,4 +1,4 @@
-package loopback
+package shm
 
 import (
 	"runtime"
@@ -6,17 +6,44 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/urma-go/sdk/provider"
 )
 
 // ringProto is one of the two ways the rings are used: receive rings
-// (reserveUpTo, publish, claim, release) and JFC rings (reserveRecord,
-// publish, claimRecords). The tests run on both.
+// (ReserveUpTo, Publish, Claim, Release) and JFC rings (ReserveRecord,
+// Publish, and a consumer that moves DeqPos itself, as popRecord). The
+// tests run on both.
 type ringProto struct {
 	name string
 	push func(r *Ring, v uint64) bool
 	pop  func(r *Ring) (uint64, bool)
+}
+
+// record is the payload the record tests write: a value and its
+// complement.
+type record struct{ v, check uint64 }
+
+// popRecord consumes the oldest record of a JFC ring as its pollers do:
+// it reads the slot in place and moves the dequeue position past it,
+// without writing the slot's sequence word.
+func popRecord(r *Ring) (uint64, bool) {
+	for {
+		pos := atomic.LoadUint64(r.DeqPos())
+		if atomic.LoadUint64(r.Seq(pos)) != pos+1 {
+			if atomic.LoadUint64(r.DeqPos()) != pos {
+				continue // another consumer took it meanwhile
+			}
+			return 0, false
+		}
+		s := (*record)(r.Payload(pos))
+		v, check := atomic.LoadUint64(&s.v), atomic.LoadUint64(&s.check)
+		if atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+1) {
+			r.RaceAcquire()
+			if check != ^v {
+				panic("torn record")
+			}
+			return v, true
+		}
+	}
 }
 
 func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
@@ -47,21 +74,15 @@ func forEachProto(t *testing.T, f func(t *testing.T, p ringProto)) {
 			}
 			// Two words that must agree, so that a torn copy of a
 			// slot a producer was rewriting shows. The test rings'
-			// slots (8-byte payload asked) have room for a crSlot.
-			s := (*crSlot)(r.Payload(pos))
-			s.userCtx, s.word = v, ^v
+			// slots (8-byte payload asked) have room for both.
+			s := (*record)(r.Payload(pos))
+			atomic.StoreUint64(&s.v, v)
+			atomic.StoreUint64(&s.check, ^v)
 			r.Publish(pos)
 			return true
 		},
 		pop: func(r *Ring) (uint64, bool) {
-			var one [1]provider.CR
-			if took, _ := claimRecords(r, one[:], false); took == 0 {
-				return 0, false
-			}
-			if one[0].Imm != ^one[0].UserCtx {
-				panic("torn record")
-			}
-			return one[0].UserCtx, true
+			return popRecord(r)
 		}}
 	for _, p := range []ringProto{recv, record} {
 		t.Run(p.name, func(t *testing.T) { f(t, p) })
@@ -240,13 +261,7 @@ func TestRingOfOne(t *testing.T) {
 	})
 }
 
-func TestCRSlotIsOneCacheLine(t *testing.T) {
-	if got := SlotSizeFor(crSlotSize); got != 64 {
-		t.Fatalf("a JFC ring slot is %d bytes (record %d + sequence 8); records must stay one cache line", got, crSlotSize)
-	}
-}
-
-// reserveUpTo takes as many slots as the capacity allows, and no more, even
+// ReserveUpTo takes as many slots as the capacity allows, and no more, even
 // where the ring maps more slots than its capacity.
 func TestRingReserveUpToCapacity(t *testing.T) {
 	r, err := NewRing("test", 5, 8) // maps 8 slots
@@ -256,13 +271,13 @@ func TestRingReserveUpToCapacity(t *testing.T) {
 	defer r.Close()
 	pos, got := r.ReserveUpTo(8)
 	if pos != 0 || got != 5 {
-		t.Fatalf("reserveUpTo(8) on an empty ring of 5 took %d at %d", got, pos)
+		t.Fatalf("ReserveUpTo(8) on an empty ring of 5 took %d at %d", got, pos)
 	}
 	for k := range got {
 		r.Publish(pos + uint64(k))
 	}
 	if _, got := r.ReserveUpTo(1); got != 0 {
-		t.Fatalf("reserveUpTo on a full ring took %d", got)
+		t.Fatalf("ReserveUpTo on a full ring took %d", got)
 	}
 	for range 2 {
 		p, ok := r.Claim()
@@ -272,7 +287,7 @@ func TestRingReserveUpToCapacity(t *testing.T) {
 		r.Release(p)
 	}
 	if pos, got := r.ReserveUpTo(8); pos != 5 || got != 2 {
-		t.Fatalf("after two claims reserveUpTo(8) took %d at %d, want 2 at 5", got, pos)
+		t.Fatalf("after two claims ReserveUpTo(8) took %d at %d, want 2 at 5", got, pos)
 	}
 }
 
@@ -350,55 +365,9 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 	wait()
 }
 
-// A poller that claims records in batches of different sizes, while
-// several producers write them: every record arrives once and whole, each
-// producer's in order.
-func TestClaimRecordsBatches(t *testing.T) {
-	r, err := NewRing("test", 16, crSlotSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	const producers, perProducer = 3, 20000
-	wait := startProducers(producers, func(p int) {
-		for i := 0; i < perProducer; {
-			pos, ok := r.ReserveRecord()
-			if !ok {
-				runtime.Gosched()
-				continue
-			}
-			s := (*crSlot)(r.Payload(pos))
-			v := uint64(p)<<32 | uint64(i)
-			s.userCtx, s.word = v, ^v
-			r.Publish(pos)
-			i++
-		}
-	})
-	seen := newArrivals(producers)
-	var batch [7]provider.CR
-	for taken, size := 0, 1; taken < producers*perProducer; size = size%7 + 1 {
-		took, n := claimRecords(r, batch[:size], false)
-		if took == 0 {
-			runtime.Gosched()
-			continue
-		}
-		if n != took || n > size {
-			t.Fatalf("claimed %d slots, %d records, into room for %d", took, n, size)
-		}
-		for _, rec := range batch[:n] {
-			if rec.Imm != ^rec.UserCtx {
-				t.Fatalf("torn record %#x/%#x", rec.UserCtx, rec.Imm)
-			}
-			seen.see(t, int(rec.UserCtx>>32), int(uint32(rec.UserCtx)))
-		}
-		taken += n
-	}
-	wait()
-}
-
 // A receive ring whose consumers hand slots back out of order: the next
 // slot a producer needs is claimed and still held while a later one is
-// free. awaitRelease waits for it (a post of receives then succeeds, as
+// free. AwaitRelease waits for it (a post of receives then succeeds, as
 // the count of outstanding receives says it should), and reports a ring
 // full by count at once.
 func TestRingAwaitRelease(t *testing.T) {
@@ -412,20 +381,20 @@ func TestRingAwaitRelease(t *testing.T) {
 		r.Publish(pos + uint64(k))
 	}
 	if r.AwaitRelease() {
-		t.Fatal("awaitRelease on a ring full of unclaimed slots said room")
+		t.Fatal("AwaitRelease on a ring full of unclaimed slots said room")
 	}
 	first, _ := r.Claim()
 	second, _ := r.Claim()
 	r.Release(second) // out of order: first is still held
 	if _, got := r.ReserveUpTo(1); got != 0 {
-		t.Fatalf("reserveUpTo took %d while the next slot is held", got)
+		t.Fatalf("ReserveUpTo took %d while the next slot is held", got)
 	}
 	go func() {
 		time.Sleep(time.Millisecond)
 		r.Release(first)
 	}()
 	if !r.AwaitRelease() {
-		t.Fatal("awaitRelease gave up on a slot released after 1 ms")
+		t.Fatal("AwaitRelease gave up on a slot released after 1 ms")
 	}
 	if _, got := r.ReserveUpTo(2); got != 2 {
 		t.Fatalf("after the release reserveUpTo(2) took %d", got)

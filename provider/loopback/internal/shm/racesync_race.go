@@ -1,6 +1,6 @@
 //go:build race
 
-package loopback
+package shm
 
 import (
 	"runtime"

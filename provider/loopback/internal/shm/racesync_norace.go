@@ -1,6 +1,6 @@
 //go:build !race
 
-package loopback
+package shm
 
 // See racesync_race.go: without the race detector these do nothing.
 

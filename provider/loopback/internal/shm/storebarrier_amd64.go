@@ -1,4 +1,4 @@
-package loopback
+package shm
 
 // StoreBarrier keeps the stores before it ahead of those after it. x86
 // keeps ordinary stores in order already; SFENCE adds the ones it does

@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package loopback
+package shm
 
 // StoreRelease stores v at p with release ordering. On amd64 (total store
 // order) a plain MOV has it, as the runtime's own StoreRel does; Go's

@@ -1,6 +1,6 @@
 //go:build amd64 && !race
 
-package loopback
+package shm
 
 import (
 	"sync"
@@ -20,7 +20,7 @@ const (
 // expedited: an interrupt to each core that runs one, a few microseconds
 // in all). A lock-free queue's owner stores with plain MOVs
 // (StoreRelease), which amd64 may let a later load pass; this is the
-// fence its side of the Dekker pair does without (see queueLock).
+// fence its side of the Dekker pair does without (see the loopback provider's queueLock).
 func AsymmetricFence() {
 	_, _, _ = unix.Syscall(unix.SYS_MEMBARRIER, membarrierPrivateExpedited, 0, 0)
 }

@@ -1,4 +1,4 @@
-package loopback
+package shm
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"github.com/urma-go/sdk/provider/internal/rules"
 )
 
-// Mapping is a memfd-backed shared Mapping. The fd is kept so that another
+// Mapping is a memfd-backed shared mapping. The fd is kept so that another
 // process can map the same pages later.
 type Mapping struct {
 	fd  int
@@ -69,7 +69,7 @@ func AttachMapping(fd int, size uint64) (*Mapping, error) {
 	return mapPeer(fd, size, unix.PROT_READ|unix.PROT_WRITE)
 }
 
-// AttachMemory is attachMapping for memory the peer may have shared
+// AttachMemory is AttachMapping for memory the peer may have shared
 // read-only: a memfd opened only for reading is mapped only for reading,
 // and writable says which it was.
 func AttachMemory(fd int, size uint64) (m *Mapping, writable bool, err error) {
@@ -114,6 +114,8 @@ func (m *Mapping) Bytes() []byte { return m.mem }
 // peer; -1 for a peer's memory that this process attached.
 func (m *Mapping) FD() int { return m.fd }
 
+// Close unmaps the memory and closes the memfd, if this process made it.
+// It is idempotent and nil-safe.
 func (m *Mapping) Close() {
 	if m == nil || m.mem == nil {
 		return

@@ -1,4 +1,4 @@
-package loopback
+package shm
 
 import (
 	"runtime"
@@ -11,13 +11,13 @@ import (
 
 // Ring is a bounded multi-producer multi-consumer queue of fixed-size slots
 // in a shared mapping (Vyukov's design). Every slot starts with a sequence
-// word; producers and consumers agree on a slot through it, so the Ring holds
+// word; producers and consumers agree on a slot through it, so the ring holds
 // no pointers and works between processes that map the same pages.
 //
 // Layout: [enqueue position | pad | dequeue position | pad | meta words][slots].
-// The meta words hold the state of the queue that owns the Ring (a JFR's
+// The meta words hold the state of the queue that owns the ring (a JFR's
 // state, a JFC's arm and event flags), so that a peer process that maps the
-// Ring sees them too.
+// ring sees them too.
 type Ring struct {
 	m *Mapping
 	// base is the first slot's address. A slot's address is worked out
@@ -31,7 +31,7 @@ type Ring struct {
 	// meta0 is the first meta word's address, for the same reason: the
 	// arm state and a receive queue's state are read on every post.
 	meta0    unsafe.Pointer
-	n        uint64 // slots in the mapping (see physSlots)
+	n        uint64 // slots in the mapping (see PhysSlots)
 	mask     uint64 // n-1
 	limit    uint64 // capacity asked for, at most n
 	slotSize uint64
@@ -43,15 +43,24 @@ type Ring struct {
 	deqHint atomic.Uint64
 }
 
+// MetaWords is the number of meta words a ring's owner may use: the
+// header holds one more, the last, which records the ring's capacity
+// (metaLimit).
+const MetaWords = 31
+
 // metaLimit is the meta word that records a ring's capacity, so that a peer
 // that maps the ring enforces it too.
-const metaLimit = 31
+const metaLimit = MetaWords
 
 const (
 	ringHeader = 256
 	ringMeta   = 128 // 32 meta words of 4 bytes up to ringHeader
 )
 
+// SlotSizeFor is the slot size of a ring whose slots carry payload bytes:
+// the payload and its sequence word, rounded up to whole cache lines, so
+// that a slot written by one side and read by the other shares its line
+// with no other slot.
 func SlotSizeFor(payload uintptr) uint64 { return (uint64(payload) + 8 + 63) &^ 63 }
 
 // PhysSlots is the number of slots a ring of capacity n maps: a power of
@@ -68,6 +77,8 @@ func PhysSlots(n int) int {
 
 func ringBytes(n int, slotSize uint64) uint64 { return ringHeader + uint64(PhysSlots(n))*slotSize }
 
+// NewRing makes a ring of capacity n whose slots carry payload bytes each,
+// in a new mapping named after name.
 func NewRing(name string, n int, payload uintptr) (*Ring, error) {
 	return NewRingOfSlots(name, n, SlotSizeFor(payload), 0)
 }
@@ -136,17 +147,21 @@ func (r *Ring) Tail() unsafe.Pointer { return unsafe.Add(r.base, r.n*r.slotSize)
 // through DeqPos; it does nothing in other builds (see racesync_race.go).
 func (r *Ring) RaceAcquire() { raceAcquireRing(r) }
 
-// Meta returns the i-th 32-bit Meta word of the header; i is one of the
-// Meta constants, below 32.
+// Meta returns the i-th 32-bit meta word of the header, for the owner's
+// use; i is below MetaWords.
 func (r *Ring) Meta(i int) *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Add(r.meta0, 4*i))
 }
 
+// Seq returns the address of the sequence word of the slot of position
+// pos. It holds pos+1 when the slot is published for its consumer; in a
+// ring used with ReserveUpTo and Release, it holds pos when the slot is
+// free for the producer of pos.
 func (r *Ring) Seq(pos uint64) *uint64 {
 	return (*uint64)(unsafe.Add(r.base, (pos&r.mask)*r.slotSize))
 }
 
-// Payload returns the address of the slot's Payload, past its sequence word.
+// Payload returns the address of the slot's payload, past its sequence word.
 func (r *Ring) Payload(pos uint64) unsafe.Pointer {
 	return unsafe.Add(r.base, (pos&r.mask)*r.slotSize+8)
 }
@@ -197,10 +212,10 @@ func (r *Ring) ReserveUpTo(n int) (uint64, int) {
 	}
 }
 
-// releaseWait bounds how long awaitRelease waits for a consumer to hand a
+// releaseWait bounds how long AwaitRelease waits for a consumer to hand a
 // slot back: a running sender holds one for nanoseconds, a preempted one
 // for a scheduling slice; one that died holds it until the repair
-// (repairGrace), and the post then reports the ring full.
+// (the loopback provider's repairGrace), and the post then reports the ring full.
 const releaseWait = 20 * time.Millisecond
 
 // AwaitRelease is for a producer that found no free slot: it tells whether
@@ -236,7 +251,7 @@ func (r *Ring) AwaitRelease() bool {
 
 // Publish makes a reserved slot visible to consumers: a release store, as
 // for release. The CAS that reserved the slot is the fence the event
-// protocol needs (see jfcView.push).
+// protocol needs (see the loopback provider's jfcView.push).
 func (r *Ring) Publish(pos uint64) {
 	raceReleaseRing(r)
 	StoreRelease(r.Seq(pos), pos+1)
@@ -259,7 +274,7 @@ func (r *Ring) Claim() (uint64, bool) {
 	}
 }
 
-// Release returns a claimed slot to producers. It is a Release store, not
+// Release returns a claimed slot to producers. It is a release store, not
 // a full fence: the sender of a message releases the receive it consumed
 // between writing the data and publishing the completion record, and a
 // fence there would wait for the data's cache lines before asking for the
@@ -349,7 +364,7 @@ func (r *Ring) room(pos, n uint64) int {
 // them.
 func (r *Ring) HeldReserved() []uint64 { return r.HeldReservedMarked(0) }
 
-// HeldReservedMarked is heldReserved for a ring whose producers may set the
+// HeldReservedMarked is HeldReserved for a ring whose producers may set the
 // bits mark in a published sequence word (an inbox's further cells).
 func (r *Ring) HeldReservedMarked(mark uint64) []uint64 {
 	deq, enq := atomic.LoadUint64(r.deq), atomic.LoadUint64(r.enq)
@@ -378,7 +393,7 @@ func (r *Ring) HeldClaimed() []uint64 {
 	return held
 }
 
-// Len is the number of reserved-but-not-claimed slots, exact when quiet.
+// Len returns the number of reserved-but-not-claimed slots, exact when quiet.
 func (r *Ring) Len() int {
 	e, d := atomic.LoadUint64(r.enq), atomic.LoadUint64(r.deq)
 	if e < d {
@@ -387,4 +402,5 @@ func (r *Ring) Len() int {
 	return int(e - d)
 }
 
+// Close unmaps the ring.
 func (r *Ring) Close() { r.m.Close() }
