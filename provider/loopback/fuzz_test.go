@@ -36,7 +36,7 @@ func socketPair(t testing.TB) (a, b *net.UnixConn) {
 
 // readRaw feeds b to readMsg as a peer would send it, then hangs up. It
 // also returns the bytes readMsg allocated.
-func readRaw(t *testing.T, b []byte) (message, uint64, error) {
+func readRaw(t *testing.T, b []byte) (Message, uint64, error) {
 	w, r := socketPair(t)
 	defer r.Close()
 	done := make(chan struct{})
@@ -47,7 +47,7 @@ func readRaw(t *testing.T, b []byte) (message, uint64, error) {
 	}()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m, err := readMsg(r, replyLimit, 0)
+	m, err := Read(r, ReplyLimit, 0)
 	runtime.ReadMemStats(&after)
 	r.Close()
 	<-done
@@ -60,19 +60,19 @@ func readRaw(t *testing.T, b []byte) (message, uint64, error) {
 // travels the same through writeMsg, and memory follows the bytes sent,
 // not the length declared.
 func FuzzReadMsg(f *testing.F) {
-	hdr := func(typ msgType, status provider.Status, size uint32, payload string) []byte {
-		b := make([]byte, msgHeader)
+	hdr := func(typ Type, status provider.Status, size uint32, payload string) []byte {
+		b := make([]byte, HeaderSize)
 		b[0] = byte(typ)
 		binary.LittleEndian.PutUint32(b[4:], uint32(status))
 		binary.LittleEndian.PutUint32(b[8:], size)
 		return append(b, payload...)
 	}
-	f.Add(hdr(msgHello, 0, 4, "\x01\x02\x03\x04"))
-	f.Add(hdr(msgList, provider.StatusNotFound, 5, "nope!"))
-	f.Add(hdr(msgBye, 0, 0, ""))
-	f.Add(hdr(msgImportSeg, 0, 10, "short"))
-	f.Add(hdr(msgImportSeg, 0, maxPayload+1, ""))
-	f.Add(hdr(msgImportSeg, 0, 1<<32-1, ""))
+	f.Add(hdr(Hello, 0, 4, "\x01\x02\x03\x04"))
+	f.Add(hdr(List, provider.StatusNotFound, 5, "nope!"))
+	f.Add(hdr(Bye, 0, 0, ""))
+	f.Add(hdr(ImportSeg, 0, 10, "short"))
+	f.Add(hdr(ImportSeg, 0, MaxPayload+1, ""))
+	f.Add(hdr(ImportSeg, 0, 1<<32-1, ""))
 	f.Add([]byte{1, 2, 3})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -81,35 +81,35 @@ func FuzzReadMsg(f *testing.F) {
 		// detector's and the fuzzer's own bookkeeping) stay far below this;
 		// what grows must grow with what the peer sent.
 		require.LessOrEqual(t, alloc, uint64(1<<20+4*len(b)), "allocated %d bytes for a %d-byte message", alloc, len(b))
-		if len(b) >= msgHeader && binary.LittleEndian.Uint32(b[8:]) > replyLimit(msgType(b[0])) {
+		if len(b) >= HeaderSize && binary.LittleEndian.Uint32(b[8:]) > ReplyLimit(Type(b[0])) {
 			require.ErrorIs(t, err, provider.ErrInvalid)
 			return
 		}
-		if len(b) < msgHeader || len(b) < msgHeader+int(binary.LittleEndian.Uint32(b[8:])) {
+		if len(b) < HeaderSize || len(b) < HeaderSize+int(binary.LittleEndian.Uint32(b[8:])) {
 			require.Error(t, err, "a message cut short must not be delivered")
 			return
 		}
 		require.NoError(t, err)
-		require.Empty(t, m.fds)
-		require.Equal(t, msgType(b[0]), m.typ)
-		require.Equal(t, provider.Status(int32(binary.LittleEndian.Uint32(b[4:]))), m.status)
-		require.Equal(t, b[msgHeader:msgHeader+len(m.payload)], m.payload)
-		require.Len(t, m.payload, int(binary.LittleEndian.Uint32(b[8:])))
+		require.Empty(t, m.FDs)
+		require.Equal(t, Type(b[0]), m.Type)
+		require.Equal(t, provider.Status(int32(binary.LittleEndian.Uint32(b[4:]))), m.Status)
+		require.Equal(t, b[HeaderSize:HeaderSize+len(m.Payload)], m.Payload)
+		require.Len(t, m.Payload, int(binary.LittleEndian.Uint32(b[8:])))
 
 		// What readMsg decoded, writeMsg must send identically.
 		w, r := socketPair(t)
 		defer r.Close()
 		werr := make(chan error, 1)
 		go func() {
-			werr <- writeMsg(w, m) // concurrently: a large payload fills the socket
+			werr <- Write(w, m) // concurrently: a large payload fills the socket
 			w.Close()
 		}()
-		again, err := readMsg(r, replyLimit, 0)
+		again, err := Read(r, ReplyLimit, 0)
 		require.NoError(t, err)
 		require.NoError(t, <-werr)
-		require.Equal(t, m.typ, again.typ)
-		require.Equal(t, m.status, again.status)
-		require.True(t, bytes.Equal(m.payload, again.payload), "payload changed on the way")
+		require.Equal(t, m.Type, again.Type)
+		require.Equal(t, m.Status, again.Status)
+		require.True(t, bytes.Equal(m.Payload, again.Payload), "payload changed on the way")
 	})
 }
 
@@ -117,29 +117,29 @@ func FuzzReadMsg(f *testing.F) {
 // was imported. Each decodes exactly when it holds all of its fields, and
 // what it decodes encodes to a reply that decodes the same.
 func FuzzReplies(f *testing.F) {
-	f.Add(segReply{handle: 3, gen: 7, pid: 1234, va: 0x7f0000001000, len: 4096, size: 8192,
-		access: provider.AccessRead | provider.AccessWrite}.encode())
-	f.Add(segReply{handle: 1, caller: true, pid: 99, va: 1, len: 1, access: provider.AccessRead}.encode())
-	f.Add(jettyReply{id: 9, maxSGE: 2, depth: 64, slotSize: 128, crFlags: 1, jfcID: 3, jfcDepth: 128,
-		jfcSlotSize: 64, hasEventfd: 1, inboxCells: 256}.encode())
+	f.Add(SegReply{Handle: 3, Gen: 7, PID: 1234, VA: 0x7f0000001000, Len: 4096, Size: 8192,
+		Access: provider.AccessRead | provider.AccessWrite}.Encode())
+	f.Add(SegReply{Handle: 1, Caller: true, PID: 99, VA: 1, Len: 1, Access: provider.AccessRead}.Encode())
+	f.Add(JettyReply{ID: 9, MaxSGE: 2, Depth: 64, SlotSize: 128, CRFlags: 1, JFCID: 3, JFCDepth: 128,
+		JFCSlotSize: 64, HasEventfd: 1, InboxCells: 256}.Encode())
 	f.Add(make([]byte, 43))
 	f.Add(make([]byte, 47))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const segReplyLen, jettyReplyLen = 44, 48
 
-		sr, ok := decodeSegReply(b)
+		sr, ok := DecodeSegReply(b)
 		require.Equal(t, len(b) >= segReplyLen, ok, "segment reply of %d bytes", len(b))
 		if ok {
-			again, ok := decodeSegReply(sr.encode())
+			again, ok := DecodeSegReply(sr.Encode())
 			require.True(t, ok)
 			require.Equal(t, sr, again)
 		}
 
-		jr, ok := decodeJettyReply(b)
+		jr, ok := DecodeJettyReply(b)
 		require.Equal(t, len(b) >= jettyReplyLen, ok, "jetty reply of %d bytes", len(b))
 		if ok {
 			// Every field is a full word: the encoding is the input itself.
-			require.Equal(t, b[:jettyReplyLen], jr.encode())
+			require.Equal(t, b[:jettyReplyLen], jr.Encode())
 		}
 	})
 }
@@ -224,23 +224,23 @@ func FuzzHandle(f *testing.F) {
 		u32(u32(nil, lopen.handle), lopen.ref.gen),
 	}
 
-	f.Add(uint8(msgImportSeg), uint8(1), u32(nil, segToken))
-	f.Add(uint8(msgImportSeg), uint8(1), u32(nil, segToken+1))
-	f.Add(uint8(msgImportSeg), uint8(2), u32(nil, 0))
-	f.Add(uint8(msgImportSeg), uint8(0), u32(append([]byte{}, openDesc...), 0))
-	f.Add(uint8(msgSegFD), uint8(4), []byte{})
-	f.Add(uint8(msgSegFD), uint8(0), u32(nil, lseg.handle))
-	f.Add(uint8(msgImportJetty), uint8(3), u32(nil, jfrToken))
-	f.Add(uint8(msgImportJetty), uint8(3), []byte{1, 2, 3})
-	f.Add(uint8(msgList), uint8(0), []byte{})
-	f.Add(uint8(msgHello), uint8(0), u32(nil, 1))
-	f.Add(uint8(msgNotify), uint8(0), u32(nil, 1))
+	f.Add(uint8(ImportSeg), uint8(1), u32(nil, segToken))
+	f.Add(uint8(ImportSeg), uint8(1), u32(nil, segToken+1))
+	f.Add(uint8(ImportSeg), uint8(2), u32(nil, 0))
+	f.Add(uint8(ImportSeg), uint8(0), u32(append([]byte{}, openDesc...), 0))
+	f.Add(uint8(SegFD), uint8(4), []byte{})
+	f.Add(uint8(SegFD), uint8(0), u32(nil, lseg.handle))
+	f.Add(uint8(ImportJetty), uint8(3), u32(nil, jfrToken))
+	f.Add(uint8(ImportJetty), uint8(3), []byte{1, 2, 3})
+	f.Add(uint8(List), uint8(0), []byte{})
+	f.Add(uint8(Hello), uint8(0), u32(nil, 1))
+	f.Add(uint8(Notify), uint8(0), u32(nil, 1))
 	f.Add(uint8(0), uint8(0), []byte{})
 	f.Add(uint8(200), uint8(0), []byte{})
 
 	jfrImport := u32(append([]byte{}, jfrDesc...), jfrToken)
-	f.Add(uint8(msgSegFD), uint8(0x84), []byte{})
-	f.Add(uint8(msgSegFD), uint8(0x85), []byte{})
+	f.Add(uint8(SegFD), uint8(0x84), []byte{})
+	f.Add(uint8(SegFD), uint8(0x85), []byte{})
 
 	f.Fuzz(func(t *testing.T, typ, prefix uint8, tail []byte) {
 		payload := append(append([]byte{}, prefixes[int(prefix&0x7f)%len(prefixes)]...), tail...)
@@ -249,25 +249,25 @@ func FuzzHandle(f *testing.F) {
 		cc.fails.every = 0
 		imported := prefix&0x80 != 0 // the peer imported the JFR first
 		if imported {
-			reply, fds := c.srv.handle(cc, message{typ: msgImportJetty, payload: jfrImport})
-			require.Equal(t, provider.StatusSuccess, reply.status, "%s", reply.payload)
+			reply, fds := c.srv.handle(cc, Message{Type: ImportJetty, Payload: jfrImport})
+			require.Equal(t, provider.StatusSuccess, reply.Status, "%s", reply.Payload)
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
 		}
-		reply, fds := c.srv.handle(cc, message{typ: msgType(typ), payload: payload})
+		reply, fds := c.srv.handle(cc, Message{Type: Type(typ), Payload: payload})
 		defer func() {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
 		}()
-		require.Equal(t, msgType(typ), reply.typ)
-		require.Equal(t, reply.fds, fds)
-		if reply.status != provider.StatusSuccess {
+		require.Equal(t, Type(typ), reply.Type)
+		require.Equal(t, reply.FDs, fds)
+		if reply.Status != provider.StatusSuccess {
 			require.Empty(t, fds, "a refusal must not hand out descriptors")
 		}
-		switch msgType(typ) {
-		case msgImportSeg:
+		switch Type(typ) {
+		case ImportSeg:
 			var d provider.SegmentDesc
 			var token uint32
 			ok := false
@@ -277,40 +277,40 @@ func FuzzHandle(f *testing.F) {
 					ok = d.TokenPolicy == provider.TokenNone || token == want
 				}
 			}
-			require.Equal(t, ok, reply.status == provider.StatusSuccess, "import of %v with token %#x: %v %s",
-				d, token, reply.status, reply.payload)
+			require.Equal(t, ok, reply.Status == provider.StatusSuccess, "import of %v with token %#x: %v %s",
+				d, token, reply.Status, reply.Payload)
 			if !ok {
 				return
 			}
-			r, decoded := decodeSegReply(reply.payload)
+			r, decoded := DecodeSegReply(reply.Payload)
 			require.True(t, decoded)
-			require.Equal(t, []any{d.VA, d.Len, d.Access}, []any{r.va, r.len, r.access})
+			require.Equal(t, []any{d.VA, d.Len, d.Access}, []any{r.VA, r.Len, r.Access})
 			require.Len(t, fds, 1, "allocated memory travels as a memfd")
-		case msgSegFD:
+		case SegFD:
 			ok := imported && len(payload) == 8 && binary.LittleEndian.Uint32(payload) == lseg.handle &&
 				binary.LittleEndian.Uint32(payload[4:]) == lseg.ref.gen
-			require.Equal(t, ok, reply.status == provider.StatusSuccess, "%v %s", reply.status, reply.payload)
-		case msgImportJetty:
+			require.Equal(t, ok, reply.Status == provider.StatusSuccess, "%v %s", reply.Status, reply.Payload)
+		case ImportJetty:
 			ok := len(payload) == provider.JettyDescSize+4 && bytes.Equal(payload[:provider.JettyDescSize], jfrDesc) &&
 				binary.LittleEndian.Uint32(payload[provider.JettyDescSize:]) == jfrToken
-			require.Equal(t, ok, reply.status == provider.StatusSuccess, "%v %s", reply.status, reply.payload)
+			require.Equal(t, ok, reply.Status == provider.StatusSuccess, "%v %s", reply.Status, reply.Payload)
 			if !ok {
 				return
 			}
-			r, decoded := decodeJettyReply(reply.payload)
+			r, decoded := DecodeJettyReply(reply.Payload)
 			require.True(t, decoded)
-			require.Equal(t, jfr.Desc().ID.ID, r.id)
-			require.NotZero(t, r.inboxCells, "every queue has an inbox")
-			require.Len(t, fds, 3+int(r.hasEventfd))
-		case msgList:
-			require.Equal(t, provider.StatusSuccess, reply.status)
+			require.Equal(t, jfr.Desc().ID.ID, r.ID)
+			require.NotZero(t, r.InboxCells, "every queue has an inbox")
+			require.Len(t, fds, 3+int(r.HasEventfd))
+		case List:
+			require.Equal(t, provider.StatusSuccess, reply.Status)
 			var ci ContextInfo
-			require.NoError(t, json.Unmarshal(reply.payload, &ci))
-		case msgHello:
-			require.Equal(t, provider.StatusSuccess, reply.status)
+			require.NoError(t, json.Unmarshal(reply.Payload, &ci))
+		case Hello:
+			require.Equal(t, provider.StatusSuccess, reply.Status)
 			require.Len(t, fds, 2, "the context page and the connection's count page")
 		default:
-			require.Equal(t, provider.StatusNotSupported, reply.status)
+			require.Equal(t, provider.StatusNotSupported, reply.Status)
 		}
 	})
 }

@@ -162,18 +162,18 @@ func inspectOne(path string, timeout time.Duration) (ContextInfo, error) {
 		return ci, err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
-	if err := writeMsg(conn, message{typ: msgList}); err != nil {
+	if err := Write(conn, Message{Type: List}); err != nil {
 		return ci, err
 	}
-	m, err := readMsg(conn, replyLimit, 0)
+	m, err := Read(conn, ReplyLimit, 0)
 	if err != nil {
 		return ci, err
 	}
-	m.closeFDs()
-	if err := m.err(); err != nil {
+	m.CloseFDs()
+	if err := m.Err(); err != nil {
 		return ci, err
 	}
-	if err := json.Unmarshal(m.payload, &ci); err != nil {
+	if err := json.Unmarshal(m.Payload, &ci); err != nil {
 		return ci, provider.Errorf(provider.ErrFail, "bad listing from %s: %v", path, err)
 	}
 	return ci, nil

@@ -39,7 +39,7 @@ type peerConn struct {
 	// order. A channel rather than a mutex, so that a request can stop
 	// waiting for its turn when its context ends.
 	rpcTurn chan struct{}
-	replies chan message
+	replies chan Message
 	done    chan struct{} // closed when the link is lost
 	torn    chan struct{} // closed when the teardown finished
 
@@ -111,11 +111,11 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 		conn.Close()
 		return nil, err
 	}
-	p := &peerConn{c: c, key: k, path: path, pid: int(cred.Pid), conn: conn, replies: make(chan message, 1), rpcTurn: make(chan struct{}, 1),
+	p := &peerConn{c: c, key: k, path: path, pid: int(cred.Pid), conn: conn, replies: make(chan Message, 1), rpcTurn: make(chan struct{}, 1),
 		done: make(chan struct{}), torn: make(chan struct{}),
 		segs: map[uint32]*peerSeg{}, rqs: map[uint32]*rqView{}, jfcs: map[uint32]*jfcView{}}
 	go p.read()
-	m, err := p.rpc(ctx, msgHello, (&wire{}).u32(uint32(os.Getpid())).b, 2)
+	m, err := p.rpc(ctx, Hello, (&Buf{}).U32(uint32(os.Getpid())).Bytes, 2)
 	if err != nil {
 		p.close()
 		if errors.Is(err, provider.ErrClosed) {
@@ -126,20 +126,20 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 		}
 		return nil, err
 	}
-	w := wire{b: m.payload}
-	pid := int(w.getU32())
-	if w.short || len(m.fds) != 2 || pid != p.pid {
-		m.closeFDs()
+	w := Buf{Bytes: m.Payload}
+	pid := int(w.GetU32())
+	if w.Short || len(m.FDs) != 2 || pid != p.pid {
+		m.CloseFDs()
 		p.close()
-		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting (pid %d from process %d, %d fds)", path, pid, p.pid, len(m.fds))
+		return nil, provider.Errorf(provider.ErrFail, "peer at %s sent a bad greeting (pid %d from process %d, %d fds)", path, pid, p.pid, len(m.FDs))
 	}
-	counts, err := attachCountPage(m.fds[1])
+	counts, err := attachCountPage(m.FDs[1])
 	if err != nil {
-		unix.Close(m.fds[0])
+		unix.Close(m.FDs[0])
 		p.close()
 		return nil, provider.Errorf(provider.StatusOf(err), "peer at %s sent a bad count page: %v", path, err)
 	}
-	page, err := attachCtlPage(m.fds[0])
+	page, err := attachCtlPage(m.FDs[0])
 	if err != nil {
 		counts.m.Close()
 		p.close()
@@ -182,12 +182,12 @@ func dialErr(err error, path string, k fabricKey) error {
 // read delivers replies until the connection ends, then tears the link down.
 func (p *peerConn) read() {
 	for {
-		m, err := readMsg(p.conn, replyLimit, 0)
+		m, err := Read(p.conn, ReplyLimit, 0)
 		if err != nil {
 			break
 		}
-		if m.typ == msgBye {
-			m.closeFDs()
+		if m.Type == Bye {
+			m.CloseFDs()
 			p.graceful.Store(true)
 			continue
 		}
@@ -196,7 +196,7 @@ func (p *peerConn) read() {
 		default:
 			// A message nobody asked for: the peer does not follow the
 			// protocol, so the link is dropped.
-			m.closeFDs()
+			m.CloseFDs()
 			p.conn.Close()
 		}
 	}
@@ -205,49 +205,49 @@ func (p *peerConn) read() {
 
 // rpc sends a request and waits for its reply, which must carry nfds
 // descriptors (the reply's fds are the caller's to close or keep).
-func (p *peerConn) rpc(ctx context.Context, t msgType, payload []byte, nfds int) (message, error) {
+func (p *peerConn) rpc(ctx context.Context, t Type, payload []byte, nfds int) (Message, error) {
 	if err := provider.ContextErr(ctx); err != nil {
-		return message{}, err
+		return Message{}, err
 	}
 	select {
 	case p.rpcTurn <- struct{}{}:
 	case <-ctx.Done():
-		return message{}, provider.ContextErr(ctx)
+		return Message{}, provider.ContextErr(ctx)
 	case <-p.done:
-		return message{}, p.lostErr()
+		return Message{}, p.lostErr()
 	}
 	if p.dead.Load() {
 		<-p.rpcTurn
-		return message{}, p.lostErr()
+		return Message{}, p.lostErr()
 	}
-	if err := writeMsg(p.conn, message{typ: t, payload: payload}); err != nil {
+	if err := Write(p.conn, Message{Type: t, Payload: payload}); err != nil {
 		<-p.rpcTurn
-		return message{}, p.lostErr()
+		return Message{}, p.lostErr()
 	}
 	timer := time.NewTimer(rpcTimeout)
 	select {
 	case m := <-p.replies:
 		timer.Stop()
 		<-p.rpcTurn
-		if err := m.err(); err != nil {
-			m.closeFDs()
+		if err := m.Err(); err != nil {
+			m.CloseFDs()
 			return m, err
 		}
-		if m.typ != t || len(m.fds) < nfds {
-			m.closeFDs()
-			return m, provider.Errorf(provider.ErrFail, "peer %d answered request %d with %d (%d fds)", p.pid, t, m.typ, len(m.fds))
+		if m.Type != t || len(m.FDs) < nfds {
+			m.CloseFDs()
+			return m, provider.Errorf(provider.ErrFail, "peer %d answered request %d with %d (%d fds)", p.pid, t, m.Type, len(m.FDs))
 		}
 		return m, nil
 	case <-p.done:
 		timer.Stop()
 		<-p.rpcTurn
-		return message{}, p.lostErr()
+		return Message{}, p.lostErr()
 	case <-timer.C:
 		// The reply may still come; a late one would answer the next
 		// request, so the link cannot be trusted any more.
 		p.conn.Close()
 		<-p.rpcTurn
-		return message{}, provider.Errorf(provider.ErrTimeout, "peer process %d did not answer within %v", p.pid, rpcTimeout)
+		return Message{}, provider.Errorf(provider.ErrTimeout, "peer process %d did not answer within %v", p.pid, rpcTimeout)
 	case <-ctx.Done():
 		// The reply is still owed and would answer the next request: a
 		// goroutine keeps the link until it comes, and drops it. An owner
@@ -258,13 +258,13 @@ func (p *peerConn) rpc(ctx context.Context, t msgType, payload []byte, nfds int)
 			defer timer.Stop()
 			select {
 			case m := <-p.replies:
-				m.closeFDs()
+				m.CloseFDs()
 			case <-p.done:
 			case <-timer.C:
 				p.conn.Close()
 			}
 		}()
-		return message{}, provider.ContextErr(ctx)
+		return Message{}, provider.ContextErr(ctx)
 	}
 }
 
@@ -285,7 +285,7 @@ func (p *peerConn) notifyOverflow(id uint32) {
 			return
 		}
 		defer func() { <-p.rpcTurn }()
-		_ = writeMsg(p.conn, message{typ: msgNotify, payload: (&wire{}).u32(id).b})
+		_ = Write(p.conn, Message{Type: Notify, Payload: (&Buf{}).U32(id).Bytes})
 	}()
 }
 
@@ -362,7 +362,7 @@ func (p *peerConn) lost() {
 // importSegment imports a segment of the peer and maps its memory.
 func (p *peerConn) importSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (memRef, error) {
 	b, _ := desc.MarshalBinary()
-	m, err := p.rpc(ctx, msgImportSeg, (&wire{b: b}).u32(token).b, 0)
+	m, err := p.rpc(ctx, ImportSeg, (&Buf{Bytes: b}).U32(token).Bytes, 0)
 	if err != nil {
 		return memRef{}, err
 	}
@@ -391,7 +391,7 @@ func (p *peerConn) bufRef(h, gen uint32) *memRef {
 	if ps != nil && ps.ref.gen == gen && ps.writable {
 		return &ps.ref
 	}
-	m, err := p.rpc(context.Background(), msgSegFD, (&wire{}).u32(h).u32(gen).b, 0)
+	m, err := p.rpc(context.Background(), SegFD, (&Buf{}).U32(h).U32(gen).Bytes, 0)
 	if err != nil {
 		return nil
 	}
@@ -405,38 +405,38 @@ func (p *peerConn) bufRef(h, gen uint32) *memRef {
 // addSeg maps the memory a segment reply describes, or reuses the mapping
 // of an earlier reply for the same segment. write says the mapping must
 // be writable; a read-only memfd is mapped read-only.
-func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
-	r, ok := decodeSegReply(m.payload)
+func (p *peerConn) addSeg(m Message, write bool) (*peerSeg, error) {
+	r, ok := DecodeSegReply(m.Payload)
 	wantFDs := 1
-	if r.caller {
+	if r.Caller {
 		wantFDs = 0
 	}
 	// Caller memory is reached through the owner's pid, which only the
 	// kernel's word for it (SO_PEERCRED) may name: a reply naming another
 	// process would turn this process's writes on that one.
-	if !ok || r.handle >= maxSegments || len(m.fds) != wantFDs || (r.caller && int(r.pid) != p.pid) || (!r.caller && r.size < r.len) {
-		m.closeFDs()
+	if !ok || r.Handle >= maxSegments || len(m.FDs) != wantFDs || (r.Caller && int(r.PID) != p.pid) || (!r.Caller && r.Size < r.Len) {
+		m.CloseFDs()
 		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed segment reply", p.pid)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.segs == nil {
-		m.closeFDs()
+		m.CloseFDs()
 		return nil, p.lostErr()
 	}
-	if ps := p.segs[r.handle]; ps != nil && ps.ref.gen == r.gen && (ps.writable || !write) {
-		m.closeFDs()
+	if ps := p.segs[r.Handle]; ps != nil && ps.ref.gen == r.Gen && (ps.writable || !write) {
+		m.CloseFDs()
 		return ps, nil
 	}
-	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.handle), inflight: p.counts.count(r.handle), gen: r.gen, va: r.va, len: r.len, access: r.access,
-		pid: int(r.pid), peer: p}}
-	if r.caller {
+	ps := &peerSeg{ref: memRef{ent: p.page.entry(r.Handle), inflight: p.counts.count(r.Handle), gen: r.Gen, va: r.VA, len: r.Len, access: r.Access,
+		pid: int(r.PID), peer: p}}
+	if r.Caller {
 		// Caller memory cannot be mapped: reach it in the owner's address
 		// space, holding the owner's access count while we do.
 		ps.ref.counted = true
 		ps.writable = true
 	} else {
-		mp, writable, err := shm.AttachMemory(m.fds[0], r.size)
+		mp, writable, err := shm.AttachMemory(m.FDs[0], r.Size)
 		if err != nil {
 			return nil, err
 		}
@@ -444,77 +444,77 @@ func (p *peerConn) addSeg(m message, write bool) (*peerSeg, error) {
 		if write && !writable {
 			return nil, provider.Errorf(provider.ErrFail, "peer %d sent a read-only receive buffer", p.pid)
 		}
-		ps.ref.mem = mp.Bytes()[:r.len]
+		ps.ref.mem = mp.Bytes()[:r.Len]
 		ps.writable = writable
 	}
 	// An older generation's mapping, or a read-only one, stays in p.maps
 	// until teardown: a request may still be copying through it.
-	p.segs[r.handle] = ps
-	p.indexSeg(r.handle, ps)
+	p.segs[r.Handle] = ps
+	p.indexSeg(r.Handle, ps)
 	return ps, nil
 }
 
 // importJetty maps the receive ring and JFC of a peer's JFR or Jetty.
 func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, token uint32) (*rqView, error) {
 	b, _ := desc.MarshalBinary()
-	m, err := p.rpc(ctx, msgImportJetty, (&wire{b: b}).u32(token).b, 2)
+	m, err := p.rpc(ctx, ImportJetty, (&Buf{Bytes: b}).U32(token).Bytes, 2)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := decodeJettyReply(m.payload)
+	r, ok := DecodeJettyReply(m.Payload)
 	hasInbox := 0
-	if r.inboxCells > 0 {
+	if r.InboxCells > 0 {
 		hasInbox = 1
 	}
-	want := 2 + int(r.hasEventfd) + hasInbox
-	if !ok || len(m.fds) != want || r.inboxCells > 1<<14 || r.maxSGE == 0 || r.maxSGE > maxSGE || r.depth == 0 || r.depth > maxDepth ||
-		r.jfcDepth == 0 || r.jfcDepth > maxDepth || r.slotSize != shm.SlotSizeFor(recvSlotSize(int(r.maxSGE))) ||
-		r.jfcSlotSize != shm.SlotSizeFor(crSlotSize) {
-		m.closeFDs()
+	want := 2 + int(r.HasEventfd) + hasInbox
+	if !ok || len(m.FDs) != want || r.InboxCells > 1<<14 || r.MaxSGE == 0 || r.MaxSGE > maxSGE || r.Depth == 0 || r.Depth > maxDepth ||
+		r.JFCDepth == 0 || r.JFCDepth > maxDepth || r.SlotSize != shm.SlotSizeFor(recvSlotSize(int(r.MaxSGE))) ||
+		r.JFCSlotSize != shm.SlotSizeFor(crSlotSize) {
+		m.CloseFDs()
 		return nil, provider.Errorf(provider.ErrFail, "peer %d sent a malformed jetty reply", p.pid)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.rqs == nil {
-		m.closeFDs()
+		m.CloseFDs()
 		return nil, p.lostErr()
 	}
-	if v := p.rqs[r.id]; v != nil {
-		m.closeFDs()
+	if v := p.rqs[r.ID]; v != nil {
+		m.CloseFDs()
 		return v, nil
 	}
-	jv := p.jfcs[r.jfcID]
+	jv := p.jfcs[r.JFCID]
 	if jv == nil {
-		ring, err := shm.AttachRing(m.fds[1], int(r.jfcDepth), r.jfcSlotSize, 0)
-		m.fds[1] = -1
+		ring, err := shm.AttachRing(m.FDs[1], int(r.JFCDepth), r.JFCSlotSize, 0)
+		m.FDs[1] = -1
 		if err != nil {
-			m.closeFDs()
+			m.CloseFDs()
 			return nil, err
 		}
 		p.maps = append(p.maps, ring.Mapping())
-		jv = &jfcView{ring: ring, efd: -1, peer: p, id: r.jfcID}
-		if r.hasEventfd == 1 {
-			jv.efd = m.fds[2]
+		jv = &jfcView{ring: ring, efd: -1, peer: p, id: r.JFCID}
+		if r.HasEventfd == 1 {
+			jv.efd = m.FDs[2]
 			p.efds = append(p.efds, jv.efd)
-			m.fds[2] = -1
+			m.FDs[2] = -1
 		}
-		p.jfcs[r.jfcID] = jv
+		p.jfcs[r.JFCID] = jv
 	}
 	var ib *rqInbox
 	if hasInbox == 1 {
-		last := len(m.fds) - 1
+		last := len(m.FDs) - 1
 		var err error
-		ib, err = attachRQInbox(m.fds[last], int(r.inboxCells))
-		m.fds[last] = -1
+		ib, err = attachRQInbox(m.FDs[last], int(r.InboxCells))
+		m.FDs[last] = -1
 		if err != nil {
-			m.closeFDs()
+			m.CloseFDs()
 			return nil, err
 		}
 		p.maps = append(p.maps, ib.box.r.Mapping())
 	}
-	ring, err := shm.AttachRing(m.fds[0], int(r.depth), r.slotSize, 0)
-	m.fds[0] = -1
-	for _, fd := range m.fds {
+	ring, err := shm.AttachRing(m.FDs[0], int(r.Depth), r.SlotSize, 0)
+	m.FDs[0] = -1
+	for _, fd := range m.FDs {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -523,8 +523,8 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 		return nil, err
 	}
 	p.maps = append(p.maps, ring.Mapping())
-	v := &rqView{id: r.id, maxSGE: int(r.maxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.crFlags), peer: p, inbox: ib}
-	p.rqs[r.id] = v
+	v := &rqView{id: r.ID, maxSGE: int(r.MaxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.CRFlags), peer: p, inbox: ib}
+	p.rqs[r.ID] = v
 	return v, nil
 }
 

@@ -18,23 +18,23 @@ import (
 // length bytes of payload, little-endian; file descriptors (memfds of
 // segments and rings, eventfds) travel with it as SCM_RIGHTS. A reply's
 // status is a provider.Status; a failed reply's payload is the error text.
-type msgType uint8
+type Type uint8
 
 const (
-	msgHello       msgType = iota + 1 // {pid u32} -> {pid u32} + page fd (read-only), count page fd
-	msgImportSeg                      // {desc [48], token u32} -> segReply + memfd (allocated memory)
-	msgSegFD                          // {handle u32, gen u32} -> segReply + memfd (a receive buffer)
-	msgImportJetty                    // {desc [32], token u32} -> jettyReply + ring, jfc ring, eventfd, inbox fds
-	msgList                           // {} -> JSON ContextInfo
-	msgNotify                         // {jfc id u32}: a record was dropped
-	msgBye                            // sent by a closing context to its importers; no reply
+	Hello       Type = iota + 1 // {pid u32} -> {pid u32} + page fd (read-only), count page fd
+	ImportSeg                   // {desc [48], token u32} -> segReply + memfd (allocated memory)
+	SegFD                       // {handle u32, gen u32} -> segReply + memfd (a receive buffer)
+	ImportJetty                 // {desc [32], token u32} -> jettyReply + ring, jfc ring, eventfd, inbox fds
+	List                        // {} -> JSON ContextInfo
+	Notify                      // {jfc id u32}: a record was dropped
+	Bye                         // sent by a closing context to its importers; no reply
 )
 
 const (
-	msgHeader = 12
-	// maxPayload bounds what a peer can make us allocate: a LIST reply,
+	HeaderSize = 12
+	// MaxPayload bounds what a peer can make us allocate: a LIST reply,
 	// which describes every segment and queue of a context.
-	maxPayload = 64 << 20
+	MaxPayload = 64 << 20
 	// maxRequest bounds a request: the largest, an import, is a
 	// descriptor and a token.
 	maxRequest = 256
@@ -44,48 +44,48 @@ const (
 	maxFDs   = 4
 )
 
-// requestLimit is the largest payload the owner reads for a request.
-func requestLimit(msgType) uint32 { return maxRequest }
+// RequestLimit is the largest payload the owner reads for a request.
+func RequestLimit(Type) uint32 { return maxRequest }
 
-// replyLimit is the largest payload an importer reads for a reply of type t.
-func replyLimit(t msgType) uint32 {
-	if t == msgList {
-		return maxPayload
+// ReplyLimit is the largest payload an importer reads for a reply of type t.
+func ReplyLimit(t Type) uint32 {
+	if t == List {
+		return MaxPayload
 	}
 	return maxReply
 }
 
-type message struct {
-	typ     msgType
-	status  provider.Status
-	payload []byte
-	fds     []int
+type Message struct {
+	Type    Type
+	Status  provider.Status
+	Payload []byte
+	FDs     []int
 }
 
-func (m *message) err() error {
-	if m.status == provider.StatusSuccess {
+func (m *Message) Err() error {
+	if m.Status == provider.StatusSuccess {
 		return nil
 	}
-	return provider.Errorf(m.status, "peer: %s", m.payload)
+	return provider.Errorf(m.Status, "peer: %s", m.Payload)
 }
 
-// closeFDs closes descriptors that came with a message and were not used.
-func (m *message) closeFDs() {
-	for _, fd := range m.fds {
+// CloseFDs closes descriptors that came with a message and were not used.
+func (m *Message) CloseFDs() {
+	for _, fd := range m.FDs {
 		unix.Close(fd)
 	}
-	m.fds = nil
+	m.FDs = nil
 }
 
-func writeMsg(c *net.UnixConn, m message) error {
-	b := make([]byte, msgHeader, msgHeader+len(m.payload))
-	b[0] = byte(m.typ)
-	binary.LittleEndian.PutUint32(b[4:], uint32(m.status))
-	binary.LittleEndian.PutUint32(b[8:], uint32(len(m.payload)))
-	b = append(b, m.payload...)
+func Write(c *net.UnixConn, m Message) error {
+	b := make([]byte, HeaderSize, HeaderSize+len(m.Payload))
+	b[0] = byte(m.Type)
+	binary.LittleEndian.PutUint32(b[4:], uint32(m.Status))
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(m.Payload)))
+	b = append(b, m.Payload...)
 	var oob []byte
-	if len(m.fds) > 0 {
-		oob = unix.UnixRights(m.fds...)
+	if len(m.FDs) > 0 {
+		oob = unix.UnixRights(m.FDs...)
 	}
 	n, _, err := c.WriteMsgUnix(b, oob, nil)
 	if err != nil {
@@ -97,46 +97,46 @@ func writeMsg(c *net.UnixConn, m message) error {
 	return err
 }
 
-// readMsg reads one message whose payload is at most limit(its type)
+// Read reads one message whose payload is at most limit(its type)
 // bytes. Once its first bytes are in, the rest must come within partial
 // (0: no limit), so that a peer cannot hold a half-sent message, and the
 // buffer for it, open for ever.
-func readMsg(c *net.UnixConn, limit func(msgType) uint32, partial time.Duration) (message, error) {
-	var hdr [msgHeader]byte
+func Read(c *net.UnixConn, limit func(Type) uint32, partial time.Duration) (Message, error) {
+	var hdr [HeaderSize]byte
 	oob := make([]byte, unix.CmsgSpace(maxFDs*4))
 	n, oobn, _, _, err := c.ReadMsgUnix(hdr[:], oob)
 	if err != nil {
-		return message{}, err
+		return Message{}, err
 	}
-	var m message
+	var m Message
 	if oobn > 0 {
-		m.fds = parseRights(oob[:oobn])
+		m.FDs = parseRights(oob[:oobn])
 	}
 	if n == 0 {
-		m.closeFDs()
-		return message{}, io.EOF
+		m.CloseFDs()
+		return Message{}, io.EOF
 	}
 	if partial > 0 {
 		if err := c.SetReadDeadline(time.Now().Add(partial)); err != nil {
-			m.closeFDs()
-			return message{}, err
+			m.CloseFDs()
+			return Message{}, err
 		}
 		defer c.SetReadDeadline(time.Time{})
 	}
 	if _, err := io.ReadFull(c, hdr[n:]); err != nil {
-		m.closeFDs()
-		return message{}, err
+		m.CloseFDs()
+		return Message{}, err
 	}
-	m.typ = msgType(hdr[0])
-	m.status = provider.Status(int32(binary.LittleEndian.Uint32(hdr[4:])))
+	m.Type = Type(hdr[0])
+	m.Status = provider.Status(int32(binary.LittleEndian.Uint32(hdr[4:])))
 	size := binary.LittleEndian.Uint32(hdr[8:])
-	if size > limit(m.typ) {
-		m.closeFDs()
-		return message{}, provider.Errorf(provider.ErrInvalid, "control message of type %d has %d bytes, more than its %d", m.typ, size, limit(m.typ))
+	if size > limit(m.Type) {
+		m.CloseFDs()
+		return Message{}, provider.Errorf(provider.ErrInvalid, "control message of type %d has %d bytes, more than its %d", m.Type, size, limit(m.Type))
 	}
-	if m.payload, err = readPayload(c, int(size)); err != nil {
-		m.closeFDs()
-		return message{}, err
+	if m.Payload, err = readPayload(c, int(size)); err != nil {
+		m.CloseFDs()
+		return Message{}, err
 	}
 	return m, nil
 }
@@ -179,77 +179,77 @@ func parseRights(oob []byte) []int {
 	return fds
 }
 
-// wire is a little-endian encoder and decoder for payloads. A decoder that
+// Buf is a little-endian encoder and decoder for payloads. A decoder that
 // runs past the end records it in short, so callers check once.
-type wire struct {
-	b     []byte
-	short bool
+type Buf struct {
+	Bytes []byte
+	Short bool
 }
 
-func (w *wire) u32(v uint32) *wire { w.b = binary.LittleEndian.AppendUint32(w.b, v); return w }
-func (w *wire) u64(v uint64) *wire { w.b = binary.LittleEndian.AppendUint64(w.b, v); return w }
+func (w *Buf) U32(v uint32) *Buf { w.Bytes = binary.LittleEndian.AppendUint32(w.Bytes, v); return w }
+func (w *Buf) U64(v uint64) *Buf { w.Bytes = binary.LittleEndian.AppendUint64(w.Bytes, v); return w }
 
-func (w *wire) take(n int) []byte {
-	if len(w.b) < n {
-		w.short = true
+func (w *Buf) Take(n int) []byte {
+	if len(w.Bytes) < n {
+		w.Short = true
 		return make([]byte, n)
 	}
-	v := w.b[:n]
-	w.b = w.b[n:]
+	v := w.Bytes[:n]
+	w.Bytes = w.Bytes[n:]
 	return v
 }
 
-func (w *wire) getU32() uint32 { return binary.LittleEndian.Uint32(w.take(4)) }
-func (w *wire) getU64() uint64 { return binary.LittleEndian.Uint64(w.take(8)) }
+func (w *Buf) GetU32() uint32 { return binary.LittleEndian.Uint32(w.Take(4)) }
+func (w *Buf) GetU64() uint64 { return binary.LittleEndian.Uint64(w.Take(8)) }
 
-// segReply describes segment memory: where the owner has it and how this
+// SegReply describes segment memory: where the owner has it and how this
 // process reaches it (a memfd of size bytes, or process_vm_* into pid).
-type segReply struct {
-	handle, gen uint32
-	caller      bool // caller memory: no memfd, reach it through pid
-	pid         uint32
-	va, len     uint64
-	size        uint64 // bytes to map from the memfd
-	access      provider.Access
+type SegReply struct {
+	Handle, Gen uint32
+	Caller      bool // caller memory: no memfd, reach it through pid
+	PID         uint32
+	VA, Len     uint64
+	Size        uint64 // bytes to map from the memfd
+	Access      provider.Access
 }
 
-func (r segReply) encode() []byte {
-	var w wire
+func (r SegReply) Encode() []byte {
+	var w Buf
 	caller := uint32(0)
-	if r.caller {
+	if r.Caller {
 		caller = 1
 	}
-	return w.u32(r.handle).u32(r.gen).u32(caller).u32(r.pid).u64(r.va).u64(r.len).u64(r.size).u32(uint32(r.access)).b
+	return w.U32(r.Handle).U32(r.Gen).U32(caller).U32(r.PID).U64(r.VA).U64(r.Len).U64(r.Size).U32(uint32(r.Access)).Bytes
 }
 
-func decodeSegReply(b []byte) (segReply, bool) {
-	w := wire{b: b}
-	r := segReply{handle: w.getU32(), gen: w.getU32(), caller: w.getU32() == 1, pid: w.getU32(),
-		va: w.getU64(), len: w.getU64(), size: w.getU64(), access: provider.Access(w.getU32())}
-	return r, !w.short
+func DecodeSegReply(b []byte) (SegReply, bool) {
+	w := Buf{Bytes: b}
+	r := SegReply{Handle: w.GetU32(), Gen: w.GetU32(), Caller: w.GetU32() == 1, PID: w.GetU32(),
+		VA: w.GetU64(), Len: w.GetU64(), Size: w.GetU64(), Access: provider.Access(w.GetU32())}
+	return r, !w.Short
 }
 
-// jettyReply describes a receive queue and its JFC for a sender.
-type jettyReply struct {
-	id, maxSGE, depth uint32
-	slotSize          uint64
-	crFlags           uint32
-	jfcID, jfcDepth   uint32
-	jfcSlotSize       uint64
-	hasEventfd        uint32
-	inboxCells        uint32 // 0: no inbox (its fd is then absent)
+// JettyReply describes a receive queue and its JFC for a sender.
+type JettyReply struct {
+	ID, MaxSGE, Depth uint32
+	SlotSize          uint64
+	CRFlags           uint32
+	JFCID, JFCDepth   uint32
+	JFCSlotSize       uint64
+	HasEventfd        uint32
+	InboxCells        uint32 // 0: no inbox (its fd is then absent)
 }
 
-func (r jettyReply) encode() []byte {
-	var w wire
-	return w.u32(r.id).u32(r.maxSGE).u32(r.depth).u64(r.slotSize).u32(r.crFlags).
-		u32(r.jfcID).u32(r.jfcDepth).u64(r.jfcSlotSize).u32(r.hasEventfd).u32(r.inboxCells).b
+func (r JettyReply) Encode() []byte {
+	var w Buf
+	return w.U32(r.ID).U32(r.MaxSGE).U32(r.Depth).U64(r.SlotSize).U32(r.CRFlags).
+		U32(r.JFCID).U32(r.JFCDepth).U64(r.JFCSlotSize).U32(r.HasEventfd).U32(r.InboxCells).Bytes
 }
 
-func decodeJettyReply(b []byte) (jettyReply, bool) {
-	w := wire{b: b}
-	r := jettyReply{id: w.getU32(), maxSGE: w.getU32(), depth: w.getU32(), slotSize: w.getU64(),
-		crFlags: w.getU32(), jfcID: w.getU32(), jfcDepth: w.getU32(), jfcSlotSize: w.getU64(), hasEventfd: w.getU32(),
-		inboxCells: w.getU32()}
-	return r, !w.short
+func DecodeJettyReply(b []byte) (JettyReply, bool) {
+	w := Buf{Bytes: b}
+	r := JettyReply{ID: w.GetU32(), MaxSGE: w.GetU32(), Depth: w.GetU32(), SlotSize: w.GetU64(),
+		CRFlags: w.GetU32(), JFCID: w.GetU32(), JFCDepth: w.GetU32(), JFCSlotSize: w.GetU64(), HasEventfd: w.GetU32(),
+		InboxCells: w.GetU32()}
+	return r, !w.Short
 }

@@ -42,21 +42,21 @@ func rawDial(t *testing.T, c *lbContext) *net.UnixConn {
 
 // rawCall sends a request and reads its reply; the reply's fds are the
 // caller's.
-func rawCall(t *testing.T, conn *net.UnixConn, typ msgType, payload []byte) message {
+func rawCall(t *testing.T, conn *net.UnixConn, typ Type, payload []byte) Message {
 	t.Helper()
 	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	require.NoError(t, writeMsg(conn, message{typ: typ, payload: payload}))
-	m, err := readMsg(conn, replyLimit, 0)
+	require.NoError(t, Write(conn, Message{Type: typ, Payload: payload}))
+	m, err := Read(conn, ReplyLimit, 0)
 	require.NoError(t, err)
-	require.Equal(t, typ, m.typ)
+	require.Equal(t, typ, m.Type)
 	return m
 }
 
-func segFDRequest(s *segment) []byte { return (&wire{}).u32(s.handle).u32(s.ref.gen).b }
+func segFDRequest(s *segment) []byte { return (&Buf{}).U32(s.handle).U32(s.ref.gen).Bytes }
 
 func importSegRequest(s *segment, token uint32) []byte {
 	b, _ := s.desc.MarshalBinary()
-	return (&wire{b: b}).u32(token).b
+	return (&Buf{Bytes: b}).U32(token).Bytes
 }
 
 func alloc(t *testing.T, c *lbContext, cfg provider.SegmentConfig) *segment {
@@ -72,8 +72,8 @@ func alloc(t *testing.T, c *lbContext, cfg provider.SegmentConfig) *segment {
 func expectHangUp(t *testing.T, conn *net.UnixConn, why string) {
 	t.Helper()
 	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	_ = writeMsg(conn, message{typ: msgHello, payload: (&wire{}).u32(1).b})
-	_, err := readMsg(conn, replyLimit, 0)
+	_ = Write(conn, Message{Type: Hello, Payload: (&Buf{}).U32(1).Bytes})
+	_, err := Read(conn, ReplyLimit, 0)
 	require.Error(t, err, why)
 	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "%s: it left the connection open", why)
 }
@@ -83,17 +83,17 @@ func expectHangUp(t *testing.T, conn *net.UnixConn, why string) {
 func neverAnswer(ln *net.UnixListener) {
 	if conn, err := ln.AcceptUnix(); err == nil {
 		defer conn.Close()
-		_, _ = readMsg(conn, requestLimit, 0)
+		_, _ = Read(conn, RequestLimit, 0)
 	}
 }
 
 // expectRefused checks that a reply refuses with status want and hands out
 // no descriptor.
-func expectRefused(t *testing.T, m message, want provider.Status, what string) {
+func expectRefused(t *testing.T, m Message, want provider.Status, what string) {
 	t.Helper()
-	defer m.closeFDs()
-	require.Equal(t, want, m.status, "%s: %s", what, m.payload)
-	require.Empty(t, m.fds, "%s: a refusal carries no descriptor", what)
+	defer m.CloseFDs()
+	require.Equal(t, want, m.Status, "%s: %s", what, m.Payload)
+	require.Empty(t, m.FDs, "%s: a refusal carries no descriptor", what)
 }
 
 // A segment's memory goes out by handle only to a peer that imported,
@@ -118,24 +118,24 @@ func TestSegmentFDNeedsAnImportedQueue(t *testing.T) {
 
 	conn := rawDial(t, c)
 	for name, s := range map[string]*segment{"LOCAL_ONLY": private, "READ-only": ro, "receive buffer": buf} {
-		expectRefused(t, rawCall(t, conn, msgSegFD, segFDRequest(s)), provider.StatusPermission, name+" without an import")
+		expectRefused(t, rawCall(t, conn, SegFD, segFDRequest(s)), provider.StatusPermission, name+" without an import")
 	}
 	jd, _ := jfr.Desc().MarshalBinary()
-	expectRefused(t, rawCall(t, conn, msgImportJetty, (&wire{b: jd}).u32(jfrToken+1).b), provider.StatusPermission, "a JFR import with a wrong token")
-	expectRefused(t, rawCall(t, conn, msgSegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer after a refused import")
+	expectRefused(t, rawCall(t, conn, ImportJetty, (&Buf{Bytes: jd}).U32(jfrToken+1).Bytes), provider.StatusPermission, "a JFR import with a wrong token")
+	expectRefused(t, rawCall(t, conn, SegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer after a refused import")
 
-	m := rawCall(t, conn, msgImportJetty, (&wire{b: jd}).u32(jfrToken).b)
-	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
-	m.closeFDs()
-	m = rawCall(t, conn, msgSegFD, segFDRequest(buf))
-	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
-	require.Len(t, m.fds, 1)
-	m.closeFDs()
+	m := rawCall(t, conn, ImportJetty, (&Buf{Bytes: jd}).U32(jfrToken).Bytes)
+	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
+	m.CloseFDs()
+	m = rawCall(t, conn, SegFD, segFDRequest(buf))
+	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
+	require.Len(t, m.FDs, 1)
+	m.CloseFDs()
 	for name, s := range map[string]*segment{"LOCAL_ONLY": private, "READ-only": ro} {
-		expectRefused(t, rawCall(t, conn, msgSegFD, segFDRequest(s)), provider.StatusPermission, name+" after a JFR import")
+		expectRefused(t, rawCall(t, conn, SegFD, segFDRequest(s)), provider.StatusPermission, name+" after a JFR import")
 	}
 	// The right is the connection's: another one has none.
-	expectRefused(t, rawCall(t, rawDial(t, c), msgSegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer on another connection")
+	expectRefused(t, rawCall(t, rawDial(t, c), SegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer on another connection")
 }
 
 // Rights are the owner's to enforce: a LOCAL_ONLY segment is not exported
@@ -148,28 +148,28 @@ func TestImportRightsEnforcedByOwner(t *testing.T) {
 	rw := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead | provider.AccessWrite, TokenPolicy: provider.TokenPlainText, Token: 5})
 	conn := rawDial(t, c)
 
-	expectRefused(t, rawCall(t, conn, msgImportSeg, importSegRequest(private, 3)), provider.StatusPermission, "LOCAL_ONLY with its token")
-	expectRefused(t, rawCall(t, conn, msgImportSeg, importSegRequest(ro, 5)), provider.StatusPermission, "READ-only with a wrong token")
+	expectRefused(t, rawCall(t, conn, ImportSeg, importSegRequest(private, 3)), provider.StatusPermission, "LOCAL_ONLY with its token")
+	expectRefused(t, rawCall(t, conn, ImportSeg, importSegRequest(ro, 5)), provider.StatusPermission, "READ-only with a wrong token")
 
-	m := rawCall(t, conn, msgImportSeg, importSegRequest(ro, 4))
-	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
-	require.Len(t, m.fds, 1)
-	defer m.closeFDs()
-	fl, err := unix.FcntlInt(uintptr(m.fds[0]), unix.F_GETFL, 0)
+	m := rawCall(t, conn, ImportSeg, importSegRequest(ro, 4))
+	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
+	require.Len(t, m.FDs, 1)
+	defer m.CloseFDs()
+	fl, err := unix.FcntlInt(uintptr(m.FDs[0]), unix.F_GETFL, 0)
 	require.NoError(t, err)
 	require.Equal(t, unix.O_RDONLY, fl&unix.O_ACCMODE, "a READ-only grant's memfd is open for reading only")
-	_, err = unix.Mmap(m.fds[0], 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	_, err = unix.Mmap(m.FDs[0], 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	require.ErrorIs(t, err, unix.EACCES, "a READ-only grant cannot be mapped for writing")
-	mem, err := unix.Mmap(m.fds[0], 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+	mem, err := unix.Mmap(m.FDs[0], 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
 	require.NoError(t, err)
 	ro.mem[0] = 0x5a
 	require.Equal(t, byte(0x5a), mem[0], "it reads the segment")
 	require.NoError(t, unix.Munmap(mem))
 
-	m2 := rawCall(t, conn, msgImportSeg, importSegRequest(rw, 5))
-	require.Equal(t, provider.StatusSuccess, m2.status, "%s", m2.payload)
-	defer m2.closeFDs()
-	fl, err = unix.FcntlInt(uintptr(m2.fds[0]), unix.F_GETFL, 0)
+	m2 := rawCall(t, conn, ImportSeg, importSegRequest(rw, 5))
+	require.Equal(t, provider.StatusSuccess, m2.Status, "%s", m2.Payload)
+	defer m2.CloseFDs()
+	fl, err = unix.FcntlInt(uintptr(m2.FDs[0]), unix.F_GETFL, 0)
 	require.NoError(t, err)
 	require.Equal(t, unix.O_RDWR, fl&unix.O_ACCMODE, "a WRITE grant's memfd is writable")
 }
@@ -281,8 +281,8 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	}
 	filler = nil
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &restore))
-	m := rawCall(t, conn, msgList, nil)
-	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
+	m := rawCall(t, conn, List, nil)
+	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 }
 
 // Close does not wait for a peer that sends requests and never reads the
@@ -298,8 +298,8 @@ func TestCloseWithPeerThatDoesNotRead(t *testing.T) {
 	stuffed := make(chan struct{})
 	go func() {
 		defer close(stuffed)
-		req := message{typ: msgList}
-		for writeMsg(conn, req) == nil {
+		req := Message{Type: List}
+		for Write(conn, req) == nil {
 		}
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -316,8 +316,8 @@ func TestCloseWithPeerThatDoesNotRead(t *testing.T) {
 func TestStalledConnectionsBounded(t *testing.T) {
 	c := openOwner(t)
 	hdr := func(size uint32) []byte {
-		b := make([]byte, msgHeader)
-		b[0] = byte(msgList)
+		b := make([]byte, HeaderSize)
+		b[0] = byte(List)
 		b[8], b[9], b[10], b[11] = byte(size), byte(size>>8), byte(size>>16), byte(size>>24)
 		return b
 	}
@@ -329,7 +329,7 @@ func TestStalledConnectionsBounded(t *testing.T) {
 	for range conns {
 		conn := rawDial(t, c)
 		// Declares the largest payload, sends 512 KiB of it and stalls.
-		_, err := conn.Write(append(hdr(maxPayload), make([]byte, 512<<10)...))
+		_, err := conn.Write(append(hdr(MaxPayload), make([]byte, 512<<10)...))
 		if err == nil {
 			held = append(held, conn)
 		}
@@ -340,7 +340,7 @@ func TestStalledConnectionsBounded(t *testing.T) {
 	require.Less(t, grown, int64(8<<20), "%d stalled connections grew the heap by %d bytes", conns, grown)
 	for _, conn := range held {
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
-		_, err := readMsg(conn, replyLimit, 0)
+		_, err := Read(conn, ReplyLimit, 0)
 		require.Error(t, err, "an oversized request ends its connection")
 	}
 
@@ -349,7 +349,7 @@ func TestStalledConnectionsBounded(t *testing.T) {
 	_, err := conn.Write(hdr(8)[:6])
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(partialTimeout+5*time.Second)))
-	_, err = readMsg(conn, replyLimit, 0)
+	_, err = Read(conn, ReplyLimit, 0)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the owner dropped the half-sent request")
 }
@@ -370,10 +370,10 @@ func TestNotifyFloodBounded(t *testing.T) {
 	conn := rawDial(t, c)
 	flood := func(n int) {
 		for range n {
-			require.NoError(t, writeMsg(conn, message{typ: msgNotify, payload: (&wire{}).u32(id).b}))
+			require.NoError(t, Write(conn, Message{Type: Notify, Payload: (&Buf{}).U32(id).Bytes}))
 		}
 		// A request after the flood: its reply says the flood was read.
-		rawCall(t, conn, msgList, nil)
+		rawCall(t, conn, List, nil)
 	}
 	noEvent := func(why string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -386,9 +386,9 @@ func TestNotifyFloodBounded(t *testing.T) {
 	noEvent("a peer that imported nothing cannot raise events")
 
 	jd, _ := jfr.Desc().MarshalBinary()
-	m := rawCall(t, conn, msgImportJetty, (&wire{b: jd}).u32(token).b)
-	require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
-	m.closeFDs()
+	m := rawCall(t, conn, ImportJetty, (&Buf{Bytes: jd}).U32(token).Bytes)
+	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
+	m.CloseFDs()
 	flood(10000)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -426,28 +426,28 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 			go func() {
 				defer conn.Close()
 				for {
-					req, err := readMsg(conn, requestLimit, 0)
+					req, err := Read(conn, RequestLimit, 0)
 					if err != nil {
 						return
 					}
-					reply := message{typ: req.typ}
+					reply := Message{Type: req.Type}
 					stray, _ := unix.MemfdCreate(strayName, unix.MFD_CLOEXEC)
-					switch req.typ {
-					case msgHello:
+					switch req.Type {
+					case Hello:
 						fd, _ := dupFD(page.m.FD())
 						cfd, _ := dupFD(counts.m.FD())
-						reply.payload = (&wire{}).u32(uint32(os.Getpid())).b
-						reply.fds = []int{fd, cfd}
+						reply.Payload = (&Buf{}).U32(uint32(os.Getpid())).Bytes
+						reply.FDs = []int{fd, cfd}
 						unix.Close(stray)
 					default:
-						reply.payload = segReply{handle: 1, gen: 1, caller: true, pid: 1, va: fake.VA, len: fake.Len, access: fake.Access}.encode()
-						reply.fds = []int{stray}
+						reply.Payload = SegReply{Handle: 1, Gen: 1, Caller: true, PID: 1, VA: fake.VA, Len: fake.Len, Access: fake.Access}.Encode()
+						reply.FDs = []int{stray}
 					}
-					_ = writeMsg(conn, reply)
-					for _, fd := range reply.fds {
+					_ = Write(conn, reply)
+					for _, fd := range reply.FDs {
 						unix.Close(fd)
 					}
-					if req.typ != msgHello {
+					if req.Type != Hello {
 						answered <- struct{}{} // its own copies are closed
 					}
 				}
@@ -489,8 +489,8 @@ func TestMaxPeers(t *testing.T) {
 	t.Setenv(EnvMaxPeers, "2")
 	c := openOwner(t)
 	a, b := rawDial(t, c), rawDial(t, c)
-	rawCall(t, a, msgList, nil)
-	rawCall(t, b, msgList, nil)
+	rawCall(t, a, List, nil)
+	rawCall(t, b, List, nil)
 	expectHangUp(t, rawDial(t, c), "a third connection is refused")
 
 	t.Setenv(EnvMaxPeers, "zero")
@@ -508,12 +508,12 @@ func TestWrongTokensSlowed(t *testing.T) {
 	const extra = 4
 	start := time.Now()
 	for i := range connFailBurst + extra {
-		expectRefused(t, rawCall(t, conn, msgImportSeg, importSegRequest(s, uint32(100+i))), provider.StatusPermission, "a wrong token")
+		expectRefused(t, rawCall(t, conn, ImportSeg, importSegRequest(s, uint32(100+i))), provider.StatusPermission, "a wrong token")
 	}
 	require.GreaterOrEqual(t, time.Since(start), (extra-1)*connFailEvery, "refusals past the burst are spaced out")
-	m := rawCall(t, conn, msgImportSeg, importSegRequest(s, 1))
-	require.Equal(t, provider.StatusSuccess, m.status, "the right token still imports")
-	m.closeFDs()
+	m := rawCall(t, conn, ImportSeg, importSegRequest(s, 1))
+	require.Equal(t, provider.StatusSuccess, m.Status, "the right token still imports")
+	m.CloseFDs()
 }
 
 // What a peer writes where it may write, its own count page, holds up only
@@ -522,13 +522,13 @@ func TestWrongTokensSlowed(t *testing.T) {
 func TestPeerCountsBounded(t *testing.T) {
 	c := openOwner(t)
 	conn := rawDial(t, c)
-	hello := rawCall(t, conn, msgHello, (&wire{}).u32(1).b)
-	require.Equal(t, provider.StatusSuccess, hello.status, "%s", hello.payload)
-	require.Len(t, hello.fds, 2)
-	defer hello.closeFDs()
-	_, err := unix.Mmap(hello.fds[0], 0, int(ctlPageSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	hello := rawCall(t, conn, Hello, (&Buf{}).U32(1).Bytes)
+	require.Equal(t, provider.StatusSuccess, hello.Status, "%s", hello.Payload)
+	require.Len(t, hello.FDs, 2)
+	defer hello.CloseFDs()
+	_, err := unix.Mmap(hello.FDs[0], 0, int(ctlPageSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	require.ErrorIs(t, err, unix.EACCES, "a peer cannot map the segments' entries for writing")
-	counts, err := unix.Mmap(hello.fds[1], 0, countPageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	counts, err := unix.Mmap(hello.FDs[1], 0, countPageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	require.NoError(t, err)
 	defer unix.Munmap(counts)
 	for i := range counts { // every access count of every handle stays up
@@ -554,9 +554,9 @@ func TestPeerCountsBounded(t *testing.T) {
 
 	y, z := register(2), register(3)
 	for _, s := range []*segment{y, z} {
-		m := rawCall(t, conn, msgImportSeg, importSegRequest(s, s.token))
-		require.Equal(t, provider.StatusSuccess, m.status, "%s", m.payload)
-		m.closeFDs()
+		m := rawCall(t, conn, ImportSeg, importSegRequest(s, s.token))
+		require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
+		m.CloseFDs()
 	}
 	require.GreaterOrEqual(t, timedClose(y), drainTimeout, "the peer's count holds up the memory it holds")
 	require.Contains(t, quarantinedNow(), y)

@@ -246,7 +246,7 @@ func (s *ctlServer) stop() {
 	deadline := time.Now().Add(byeTimeout)
 	for cc := range conns {
 		_ = cc.conn.SetWriteDeadline(deadline)
-		_ = writeMsg(cc.conn, message{typ: msgBye})
+		_ = Write(cc.conn, Message{Type: Bye})
 		cc.conn.Close()
 	}
 	s.serving.Wait()
@@ -336,17 +336,17 @@ func (s *ctlServer) serve(cc *ctlConn) {
 		s.serving.Done()
 	}()
 	for {
-		req, err := readMsg(conn, requestLimit, partialTimeout)
+		req, err := Read(conn, RequestLimit, partialTimeout)
 		if err != nil {
 			return
 		}
-		req.closeFDs() // requests carry none; never keep what a peer slips in
-		if req.typ == msgNotify {
-			s.notify(cc, req.payload)
+		req.CloseFDs() // requests carry none; never keep what a peer slips in
+		if req.Type == Notify {
+			s.notify(cc, req.Payload)
 			continue
 		}
 		reply, fds := s.handle(cc, req)
-		err = writeMsg(conn, reply)
+		err = Write(conn, reply)
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
@@ -358,24 +358,24 @@ func (s *ctlServer) serve(cc *ctlConn) {
 
 // handle answers one request. The fds it returns are duplicates taken while
 // the object was known to be alive; the caller closes them after sending.
-func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
+func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
 	c := s.c
-	reply := message{typ: req.typ}
-	fail := func(err error) (message, []int) {
+	reply := Message{Type: req.Type}
+	fail := func(err error) (Message, []int) {
 		if errors.Is(err, provider.ErrPermission) {
 			s.refuse(cc, err)
 		}
-		reply.status = provider.StatusOf(err)
-		if reply.status == provider.StatusSuccess {
-			reply.status = provider.StatusFail
+		reply.Status = provider.StatusOf(err)
+		if reply.Status == provider.StatusSuccess {
+			reply.Status = provider.StatusFail
 		}
 		// The status travels on its own; keep only the detail.
-		reply.payload = []byte(strings.TrimSuffix(err.Error(), ": "+reply.status.Error()))
+		reply.Payload = []byte(strings.TrimSuffix(err.Error(), ": "+reply.Status.Error()))
 		return reply, nil
 	}
-	w := wire{b: req.payload}
-	switch req.typ {
-	case msgHello:
+	w := Buf{Bytes: req.Payload}
+	switch req.Type {
+	case Hello:
 		counts, err := cc.countPage()
 		if err != nil {
 			return fail(err)
@@ -389,16 +389,16 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 			unix.Close(page)
 			return fail(err)
 		}
-		reply.payload = (&wire{}).u32(uint32(os.Getpid())).b
-		reply.fds = []int{page, fd}
-		return reply, reply.fds
-	case msgImportSeg:
+		reply.Payload = (&Buf{}).U32(uint32(os.Getpid())).Bytes
+		reply.FDs = []int{page, fd}
+		return reply, reply.FDs
+	case ImportSeg:
 		var desc provider.SegmentDesc
-		err := desc.UnmarshalBinary(w.take(provider.SegmentDescSize))
-		token := w.getU32()
+		err := desc.UnmarshalBinary(w.Take(provider.SegmentDescSize))
+		token := w.GetU32()
 		// A request cut short of its token is malformed, not one for
 		// token 0: a segment without a token policy would accept it.
-		if err != nil || w.short || len(w.b) != 0 {
+		if err != nil || w.Short || len(w.Bytes) != 0 {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed import request"))
 		}
 		c.mu.Lock()
@@ -408,9 +408,9 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 			return fail(err)
 		}
 		return s.segReply(cc, reply, seg, seg.desc.Access)
-	case msgSegFD:
-		h, gen := w.getU32(), w.getU32()
-		if w.short || len(w.b) != 0 {
+	case SegFD:
+		h, gen := w.GetU32(), w.GetU32()
+		if w.Short || len(w.Bytes) != 0 {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed segment request"))
 		}
 		c.mu.Lock()
@@ -427,11 +427,11 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 		}
 		// A SEND writes the buffer, whatever the segment grants importers.
 		return s.segReply(cc, reply, seg, provider.AccessWrite)
-	case msgImportJetty:
+	case ImportJetty:
 		var desc provider.JettyDesc
-		err := desc.UnmarshalBinary(w.take(provider.JettyDescSize))
-		token := w.getU32()
-		if err != nil || w.short || len(w.b) != 0 {
+		err := desc.UnmarshalBinary(w.Take(provider.JettyDescSize))
+		token := w.GetU32()
+		if err != nil || w.Short || len(w.Bytes) != 0 {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed import request"))
 		}
 		c.mu.Lock()
@@ -441,20 +441,20 @@ func (s *ctlServer) handle(cc *ctlConn, req message) (message, []int) {
 			return fail(err)
 		}
 		reply, fds := s.jettyReply(reply, ep.rq)
-		if reply.status == provider.StatusSuccess {
+		if reply.Status == provider.StatusSuccess {
 			cc.rqs[ep.rq.id] = struct{}{}
 			cc.jfcs[ep.rq.jfc.id] = struct{}{}
 		}
 		return reply, fds
-	case msgList:
+	case List:
 		b, err := json.Marshal(c.info())
 		if err != nil {
 			return fail(err)
 		}
-		reply.payload = b
+		reply.Payload = b
 		return reply, nil
 	}
-	return fail(provider.Errorf(provider.ErrNotSupported, "control request type %d", req.typ))
+	return fail(provider.Errorf(provider.ErrNotSupported, "control request type %d", req.Type))
 }
 
 // remoteAccess are the rights that let an importer reach a segment.
@@ -481,29 +481,29 @@ func (s *ctlServer) refuse(cc *ctlConn, err error) {
 
 // segReply hands out seg's memory: a memfd that is writable only when
 // rights include WRITE or ATOMIC, or, for caller memory, where it is.
-func (s *ctlServer) segReply(cc *ctlConn, reply message, seg *segment, rights provider.Access) (message, []int) {
-	r := segReply{handle: seg.handle, gen: seg.ref.gen, pid: uint32(os.Getpid()), va: seg.desc.VA,
-		len: seg.desc.Len, access: seg.desc.Access}
+func (s *ctlServer) segReply(cc *ctlConn, reply Message, seg *segment, rights provider.Access) (Message, []int) {
+	r := SegReply{Handle: seg.handle, Gen: seg.ref.gen, PID: uint32(os.Getpid()), VA: seg.desc.VA,
+		Len: seg.desc.Len, Access: seg.desc.Access}
 	if seg.m == nil {
-		r.caller = true
+		r.Caller = true
 		cc.grantCaller(seg.handle, seg.ref.gen)
 	} else {
 		fd, err := shareFD(seg.m.FD(), rights&(provider.AccessWrite|provider.AccessAtomic) != 0)
 		if err != nil {
-			reply.status, reply.payload = provider.StatusOf(err), []byte(err.Error())
+			reply.Status, reply.Payload = provider.StatusOf(err), []byte(err.Error())
 			return reply, nil
 		}
-		r.size = uint64(len(seg.m.Bytes()))
-		reply.fds = []int{fd}
+		r.Size = uint64(len(seg.m.Bytes()))
+		reply.FDs = []int{fd}
 	}
-	reply.payload = r.encode()
-	return reply, reply.fds
+	reply.Payload = r.Encode()
+	return reply, reply.FDs
 }
 
-func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
-	r := jettyReply{id: rq.id, maxSGE: uint32(rq.maxSGE), depth: uint32(rq.ring.Cap()), slotSize: rq.ring.SlotSize(),
-		crFlags: uint32(rq.crFlags), jfcID: rq.jfc.id, jfcDepth: uint32(rq.jfc.view.ring.Cap()),
-		jfcSlotSize: rq.jfc.view.ring.SlotSize()}
+func (s *ctlServer) jettyReply(reply Message, rq *recvq) (Message, []int) {
+	r := JettyReply{ID: rq.id, MaxSGE: uint32(rq.maxSGE), Depth: uint32(rq.ring.Cap()), SlotSize: rq.ring.SlotSize(),
+		CRFlags: uint32(rq.crFlags), JFCID: rq.jfc.id, JFCDepth: uint32(rq.jfc.view.ring.Cap()),
+		JFCSlotSize: rq.jfc.view.ring.SlotSize()}
 	fds := make([]int, 0, 4)
 	for _, fd := range []int{rq.ring.Mapping().FD(), rq.jfc.view.ring.Mapping().FD(), rq.jfc.view.efd, rq.inbox.box.r.Mapping().FD()} {
 		if fd < 0 {
@@ -514,17 +514,17 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 			for _, x := range fds {
 				unix.Close(x)
 			}
-			reply.status, reply.payload = provider.StatusOf(err), []byte(err.Error())
+			reply.Status, reply.Payload = provider.StatusOf(err), []byte(err.Error())
 			return reply, nil
 		}
 		fds = append(fds, d)
 	}
 	if rq.jfc.view.efd >= 0 {
-		r.hasEventfd = 1
+		r.HasEventfd = 1
 	}
-	r.inboxCells = uint32(rq.inbox.box.r.Cap())
-	reply.payload = r.encode()
-	reply.fds = fds
+	r.InboxCells = uint32(rq.inbox.box.r.Cap())
+	reply.Payload = r.Encode()
+	reply.FDs = fds
 	return reply, fds
 }
 
@@ -534,9 +534,9 @@ func (s *ctlServer) jettyReply(reply message, rq *recvq) (message, []int) {
 // JFC_ERR the application has not taken yet is not raised again: a peer
 // that repeats itself costs nothing.
 func (s *ctlServer) notify(cc *ctlConn, payload []byte) {
-	w := wire{b: payload}
-	id := w.getU32()
-	if w.short {
+	w := Buf{Bytes: payload}
+	id := w.GetU32()
+	if w.Short {
 		return
 	}
 	if _, ok := cc.jfcs[id]; !ok {
