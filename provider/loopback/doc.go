@@ -64,14 +64,19 @@
 //
 // The provider's files are its objects (context.go, segment.go, jfr.go,
 // jfc.go, jfce.go, jetty.go, sendq.go), the data path (exec.go, memref.go,
-// the inbox*.go and prepared*.go files), the control protocol and the peer
-// connections (proto.go, server.go, peer.go) and the repair of what dead
-// peers leave (repair.go). Below them:
+// the inbox*.go and prepared*.go files), the control protocol's requests
+// and the peer connections (server.go, peer.go) and the repair of what
+// dead peers leave (repair.go). Below them:
 //
 //   - internal/shm holds the shared-memory building blocks: the sealed
 //     memfd mapping and the checks a peer's memory passes before it is
 //     mapped, the ring of slots every queue lives in, and the memory-order
 //     primitives (release stores, store barriers, the asymmetric fence of
 //     lock-free queues). What a ring's meta words and records mean is
+//     this package's.
+//   - internal/wire holds the control protocol's framing: message types,
+//     the reading and writing of a message with its descriptors, the
+//     limits and timeouts a reader holds a peer to, and the encoding of
+//     payloads and replies. What a request does, and who may make it, is
 //     this package's.
 package loopback

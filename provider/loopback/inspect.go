@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/wire"
 )
 
 // ContextInfo describes a live loopback context of this host: what
@@ -162,10 +163,10 @@ func inspectOne(path string, timeout time.Duration) (ContextInfo, error) {
 		return ci, err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
-	if err := Write(conn, Message{Type: List}); err != nil {
+	if err := wire.Write(conn, wire.Message{Type: wire.List}); err != nil {
 		return ci, err
 	}
-	m, err := Read(conn, ReplyLimit, 0)
+	m, err := wire.Read(conn, wire.ReplyLimit, 0)
 	if err != nil {
 		return ci, err
 	}

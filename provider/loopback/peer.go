@@ -15,6 +15,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
+	"github.com/urma-go/sdk/provider/loopback/internal/wire"
 )
 
 // peerConn is this context's link to a context of another process: the
@@ -39,7 +40,7 @@ type peerConn struct {
 	// order. A channel rather than a mutex, so that a request can stop
 	// waiting for its turn when its context ends.
 	rpcTurn chan struct{}
-	replies chan Message
+	replies chan wire.Message
 	done    chan struct{} // closed when the link is lost
 	torn    chan struct{} // closed when the teardown finished
 
@@ -111,11 +112,11 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 		conn.Close()
 		return nil, err
 	}
-	p := &peerConn{c: c, key: k, path: path, pid: int(cred.Pid), conn: conn, replies: make(chan Message, 1), rpcTurn: make(chan struct{}, 1),
+	p := &peerConn{c: c, key: k, path: path, pid: int(cred.Pid), conn: conn, replies: make(chan wire.Message, 1), rpcTurn: make(chan struct{}, 1),
 		done: make(chan struct{}), torn: make(chan struct{}),
 		segs: map[uint32]*peerSeg{}, rqs: map[uint32]*rqView{}, jfcs: map[uint32]*jfcView{}}
 	go p.read()
-	m, err := p.rpc(ctx, Hello, (&Buf{}).U32(uint32(os.Getpid())).Bytes, 2)
+	m, err := p.rpc(ctx, wire.Hello, (&wire.Buf{}).U32(uint32(os.Getpid())).Bytes, 2)
 	if err != nil {
 		p.close()
 		if errors.Is(err, provider.ErrClosed) {
@@ -126,7 +127,7 @@ func dialPeer(ctx context.Context, c *lbContext, k fabricKey) (*peerConn, error)
 		}
 		return nil, err
 	}
-	w := Buf{Bytes: m.Payload}
+	w := wire.Buf{Bytes: m.Payload}
 	pid := int(w.GetU32())
 	if w.Short || len(m.FDs) != 2 || pid != p.pid {
 		m.CloseFDs()
@@ -182,11 +183,11 @@ func dialErr(err error, path string, k fabricKey) error {
 // read delivers replies until the connection ends, then tears the link down.
 func (p *peerConn) read() {
 	for {
-		m, err := Read(p.conn, ReplyLimit, 0)
+		m, err := wire.Read(p.conn, wire.ReplyLimit, 0)
 		if err != nil {
 			break
 		}
-		if m.Type == Bye {
+		if m.Type == wire.Bye {
 			m.CloseFDs()
 			p.graceful.Store(true)
 			continue
@@ -205,24 +206,24 @@ func (p *peerConn) read() {
 
 // rpc sends a request and waits for its reply, which must carry nfds
 // descriptors (the reply's fds are the caller's to close or keep).
-func (p *peerConn) rpc(ctx context.Context, t Type, payload []byte, nfds int) (Message, error) {
+func (p *peerConn) rpc(ctx context.Context, t wire.Type, payload []byte, nfds int) (wire.Message, error) {
 	if err := provider.ContextErr(ctx); err != nil {
-		return Message{}, err
+		return wire.Message{}, err
 	}
 	select {
 	case p.rpcTurn <- struct{}{}:
 	case <-ctx.Done():
-		return Message{}, provider.ContextErr(ctx)
+		return wire.Message{}, provider.ContextErr(ctx)
 	case <-p.done:
-		return Message{}, p.lostErr()
+		return wire.Message{}, p.lostErr()
 	}
 	if p.dead.Load() {
 		<-p.rpcTurn
-		return Message{}, p.lostErr()
+		return wire.Message{}, p.lostErr()
 	}
-	if err := Write(p.conn, Message{Type: t, Payload: payload}); err != nil {
+	if err := wire.Write(p.conn, wire.Message{Type: t, Payload: payload}); err != nil {
 		<-p.rpcTurn
-		return Message{}, p.lostErr()
+		return wire.Message{}, p.lostErr()
 	}
 	timer := time.NewTimer(rpcTimeout)
 	select {
@@ -241,13 +242,13 @@ func (p *peerConn) rpc(ctx context.Context, t Type, payload []byte, nfds int) (M
 	case <-p.done:
 		timer.Stop()
 		<-p.rpcTurn
-		return Message{}, p.lostErr()
+		return wire.Message{}, p.lostErr()
 	case <-timer.C:
 		// The reply may still come; a late one would answer the next
 		// request, so the link cannot be trusted any more.
 		p.conn.Close()
 		<-p.rpcTurn
-		return Message{}, provider.Errorf(provider.ErrTimeout, "peer process %d did not answer within %v", p.pid, rpcTimeout)
+		return wire.Message{}, provider.Errorf(provider.ErrTimeout, "peer process %d did not answer within %v", p.pid, rpcTimeout)
 	case <-ctx.Done():
 		// The reply is still owed and would answer the next request: a
 		// goroutine keeps the link until it comes, and drops it. An owner
@@ -264,7 +265,7 @@ func (p *peerConn) rpc(ctx context.Context, t Type, payload []byte, nfds int) (M
 				p.conn.Close()
 			}
 		}()
-		return Message{}, provider.ContextErr(ctx)
+		return wire.Message{}, provider.ContextErr(ctx)
 	}
 }
 
@@ -285,7 +286,7 @@ func (p *peerConn) notifyOverflow(id uint32) {
 			return
 		}
 		defer func() { <-p.rpcTurn }()
-		_ = Write(p.conn, Message{Type: Notify, Payload: (&Buf{}).U32(id).Bytes})
+		_ = wire.Write(p.conn, wire.Message{Type: wire.Notify, Payload: (&wire.Buf{}).U32(id).Bytes})
 	}()
 }
 
@@ -362,7 +363,7 @@ func (p *peerConn) lost() {
 // importSegment imports a segment of the peer and maps its memory.
 func (p *peerConn) importSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (memRef, error) {
 	b, _ := desc.MarshalBinary()
-	m, err := p.rpc(ctx, ImportSeg, (&Buf{Bytes: b}).U32(token).Bytes, 0)
+	m, err := p.rpc(ctx, wire.ImportSeg, (&wire.Buf{Bytes: b}).U32(token).Bytes, 0)
 	if err != nil {
 		return memRef{}, err
 	}
@@ -391,7 +392,7 @@ func (p *peerConn) bufRef(h, gen uint32) *memRef {
 	if ps != nil && ps.ref.gen == gen && ps.writable {
 		return &ps.ref
 	}
-	m, err := p.rpc(context.Background(), SegFD, (&Buf{}).U32(h).U32(gen).Bytes, 0)
+	m, err := p.rpc(context.Background(), wire.SegFD, (&wire.Buf{}).U32(h).U32(gen).Bytes, 0)
 	if err != nil {
 		return nil
 	}
@@ -405,8 +406,8 @@ func (p *peerConn) bufRef(h, gen uint32) *memRef {
 // addSeg maps the memory a segment reply describes, or reuses the mapping
 // of an earlier reply for the same segment. write says the mapping must
 // be writable; a read-only memfd is mapped read-only.
-func (p *peerConn) addSeg(m Message, write bool) (*peerSeg, error) {
-	r, ok := DecodeSegReply(m.Payload)
+func (p *peerConn) addSeg(m wire.Message, write bool) (*peerSeg, error) {
+	r, ok := wire.DecodeSegReply(m.Payload)
 	wantFDs := 1
 	if r.Caller {
 		wantFDs = 0
@@ -457,11 +458,11 @@ func (p *peerConn) addSeg(m Message, write bool) (*peerSeg, error) {
 // importJetty maps the receive ring and JFC of a peer's JFR or Jetty.
 func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, token uint32) (*rqView, error) {
 	b, _ := desc.MarshalBinary()
-	m, err := p.rpc(ctx, ImportJetty, (&Buf{Bytes: b}).U32(token).Bytes, 2)
+	m, err := p.rpc(ctx, wire.ImportJetty, (&wire.Buf{Bytes: b}).U32(token).Bytes, 2)
 	if err != nil {
 		return nil, err
 	}
-	r, ok := DecodeJettyReply(m.Payload)
+	r, ok := wire.DecodeJettyReply(m.Payload)
 	hasInbox := 0
 	if r.InboxCells > 0 {
 		hasInbox = 1

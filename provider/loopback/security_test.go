@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/wire"
 )
 
 // The tests here speak the control protocol by hand, as a process of the
@@ -42,21 +43,21 @@ func rawDial(t *testing.T, c *lbContext) *net.UnixConn {
 
 // rawCall sends a request and reads its reply; the reply's fds are the
 // caller's.
-func rawCall(t *testing.T, conn *net.UnixConn, typ Type, payload []byte) Message {
+func rawCall(t *testing.T, conn *net.UnixConn, typ wire.Type, payload []byte) wire.Message {
 	t.Helper()
 	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	require.NoError(t, Write(conn, Message{Type: typ, Payload: payload}))
-	m, err := Read(conn, ReplyLimit, 0)
+	require.NoError(t, wire.Write(conn, wire.Message{Type: typ, Payload: payload}))
+	m, err := wire.Read(conn, wire.ReplyLimit, 0)
 	require.NoError(t, err)
 	require.Equal(t, typ, m.Type)
 	return m
 }
 
-func segFDRequest(s *segment) []byte { return (&Buf{}).U32(s.handle).U32(s.ref.gen).Bytes }
+func segFDRequest(s *segment) []byte { return (&wire.Buf{}).U32(s.handle).U32(s.ref.gen).Bytes }
 
 func importSegRequest(s *segment, token uint32) []byte {
 	b, _ := s.desc.MarshalBinary()
-	return (&Buf{Bytes: b}).U32(token).Bytes
+	return (&wire.Buf{Bytes: b}).U32(token).Bytes
 }
 
 func alloc(t *testing.T, c *lbContext, cfg provider.SegmentConfig) *segment {
@@ -72,8 +73,8 @@ func alloc(t *testing.T, c *lbContext, cfg provider.SegmentConfig) *segment {
 func expectHangUp(t *testing.T, conn *net.UnixConn, why string) {
 	t.Helper()
 	require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
-	_ = Write(conn, Message{Type: Hello, Payload: (&Buf{}).U32(1).Bytes})
-	_, err := Read(conn, ReplyLimit, 0)
+	_ = wire.Write(conn, wire.Message{Type: wire.Hello, Payload: (&wire.Buf{}).U32(1).Bytes})
+	_, err := wire.Read(conn, wire.ReplyLimit, 0)
 	require.Error(t, err, why)
 	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "%s: it left the connection open", why)
 }
@@ -83,13 +84,13 @@ func expectHangUp(t *testing.T, conn *net.UnixConn, why string) {
 func neverAnswer(ln *net.UnixListener) {
 	if conn, err := ln.AcceptUnix(); err == nil {
 		defer conn.Close()
-		_, _ = Read(conn, RequestLimit, 0)
+		_, _ = wire.Read(conn, wire.RequestLimit, 0)
 	}
 }
 
 // expectRefused checks that a reply refuses with status want and hands out
 // no descriptor.
-func expectRefused(t *testing.T, m Message, want provider.Status, what string) {
+func expectRefused(t *testing.T, m wire.Message, want provider.Status, what string) {
 	t.Helper()
 	defer m.CloseFDs()
 	require.Equal(t, want, m.Status, "%s: %s", what, m.Payload)
@@ -118,24 +119,24 @@ func TestSegmentFDNeedsAnImportedQueue(t *testing.T) {
 
 	conn := rawDial(t, c)
 	for name, s := range map[string]*segment{"LOCAL_ONLY": private, "READ-only": ro, "receive buffer": buf} {
-		expectRefused(t, rawCall(t, conn, SegFD, segFDRequest(s)), provider.StatusPermission, name+" without an import")
+		expectRefused(t, rawCall(t, conn, wire.SegFD, segFDRequest(s)), provider.StatusPermission, name+" without an import")
 	}
 	jd, _ := jfr.Desc().MarshalBinary()
-	expectRefused(t, rawCall(t, conn, ImportJetty, (&Buf{Bytes: jd}).U32(jfrToken+1).Bytes), provider.StatusPermission, "a JFR import with a wrong token")
-	expectRefused(t, rawCall(t, conn, SegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer after a refused import")
+	expectRefused(t, rawCall(t, conn, wire.ImportJetty, (&wire.Buf{Bytes: jd}).U32(jfrToken+1).Bytes), provider.StatusPermission, "a JFR import with a wrong token")
+	expectRefused(t, rawCall(t, conn, wire.SegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer after a refused import")
 
-	m := rawCall(t, conn, ImportJetty, (&Buf{Bytes: jd}).U32(jfrToken).Bytes)
+	m := rawCall(t, conn, wire.ImportJetty, (&wire.Buf{Bytes: jd}).U32(jfrToken).Bytes)
 	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 	m.CloseFDs()
-	m = rawCall(t, conn, SegFD, segFDRequest(buf))
+	m = rawCall(t, conn, wire.SegFD, segFDRequest(buf))
 	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 	require.Len(t, m.FDs, 1)
 	m.CloseFDs()
 	for name, s := range map[string]*segment{"LOCAL_ONLY": private, "READ-only": ro} {
-		expectRefused(t, rawCall(t, conn, SegFD, segFDRequest(s)), provider.StatusPermission, name+" after a JFR import")
+		expectRefused(t, rawCall(t, conn, wire.SegFD, segFDRequest(s)), provider.StatusPermission, name+" after a JFR import")
 	}
 	// The right is the connection's: another one has none.
-	expectRefused(t, rawCall(t, rawDial(t, c), SegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer on another connection")
+	expectRefused(t, rawCall(t, rawDial(t, c), wire.SegFD, segFDRequest(buf)), provider.StatusPermission, "receive buffer on another connection")
 }
 
 // Rights are the owner's to enforce: a LOCAL_ONLY segment is not exported
@@ -148,10 +149,10 @@ func TestImportRightsEnforcedByOwner(t *testing.T) {
 	rw := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead | provider.AccessWrite, TokenPolicy: provider.TokenPlainText, Token: 5})
 	conn := rawDial(t, c)
 
-	expectRefused(t, rawCall(t, conn, ImportSeg, importSegRequest(private, 3)), provider.StatusPermission, "LOCAL_ONLY with its token")
-	expectRefused(t, rawCall(t, conn, ImportSeg, importSegRequest(ro, 5)), provider.StatusPermission, "READ-only with a wrong token")
+	expectRefused(t, rawCall(t, conn, wire.ImportSeg, importSegRequest(private, 3)), provider.StatusPermission, "LOCAL_ONLY with its token")
+	expectRefused(t, rawCall(t, conn, wire.ImportSeg, importSegRequest(ro, 5)), provider.StatusPermission, "READ-only with a wrong token")
 
-	m := rawCall(t, conn, ImportSeg, importSegRequest(ro, 4))
+	m := rawCall(t, conn, wire.ImportSeg, importSegRequest(ro, 4))
 	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 	require.Len(t, m.FDs, 1)
 	defer m.CloseFDs()
@@ -166,7 +167,7 @@ func TestImportRightsEnforcedByOwner(t *testing.T) {
 	require.Equal(t, byte(0x5a), mem[0], "it reads the segment")
 	require.NoError(t, unix.Munmap(mem))
 
-	m2 := rawCall(t, conn, ImportSeg, importSegRequest(rw, 5))
+	m2 := rawCall(t, conn, wire.ImportSeg, importSegRequest(rw, 5))
 	require.Equal(t, provider.StatusSuccess, m2.Status, "%s", m2.Payload)
 	defer m2.CloseFDs()
 	fl, err = unix.FcntlInt(uintptr(m2.FDs[0]), unix.F_GETFL, 0)
@@ -281,7 +282,7 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	}
 	filler = nil
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &restore))
-	m := rawCall(t, conn, List, nil)
+	m := rawCall(t, conn, wire.List, nil)
 	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 }
 
@@ -298,8 +299,8 @@ func TestCloseWithPeerThatDoesNotRead(t *testing.T) {
 	stuffed := make(chan struct{})
 	go func() {
 		defer close(stuffed)
-		req := Message{Type: List}
-		for Write(conn, req) == nil {
+		req := wire.Message{Type: wire.List}
+		for wire.Write(conn, req) == nil {
 		}
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -316,8 +317,8 @@ func TestCloseWithPeerThatDoesNotRead(t *testing.T) {
 func TestStalledConnectionsBounded(t *testing.T) {
 	c := openOwner(t)
 	hdr := func(size uint32) []byte {
-		b := make([]byte, HeaderSize)
-		b[0] = byte(List)
+		b := make([]byte, wire.HeaderSize)
+		b[0] = byte(wire.List)
 		b[8], b[9], b[10], b[11] = byte(size), byte(size>>8), byte(size>>16), byte(size>>24)
 		return b
 	}
@@ -329,7 +330,7 @@ func TestStalledConnectionsBounded(t *testing.T) {
 	for range conns {
 		conn := rawDial(t, c)
 		// Declares the largest payload, sends 512 KiB of it and stalls.
-		_, err := conn.Write(append(hdr(MaxPayload), make([]byte, 512<<10)...))
+		_, err := conn.Write(append(hdr(wire.MaxPayload), make([]byte, 512<<10)...))
 		if err == nil {
 			held = append(held, conn)
 		}
@@ -340,7 +341,7 @@ func TestStalledConnectionsBounded(t *testing.T) {
 	require.Less(t, grown, int64(8<<20), "%d stalled connections grew the heap by %d bytes", conns, grown)
 	for _, conn := range held {
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
-		_, err := Read(conn, ReplyLimit, 0)
+		_, err := wire.Read(conn, wire.ReplyLimit, 0)
 		require.Error(t, err, "an oversized request ends its connection")
 	}
 
@@ -349,7 +350,7 @@ func TestStalledConnectionsBounded(t *testing.T) {
 	_, err := conn.Write(hdr(8)[:6])
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(partialTimeout+5*time.Second)))
-	_, err = Read(conn, ReplyLimit, 0)
+	_, err = wire.Read(conn, wire.ReplyLimit, 0)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the owner dropped the half-sent request")
 }
@@ -370,10 +371,10 @@ func TestNotifyFloodBounded(t *testing.T) {
 	conn := rawDial(t, c)
 	flood := func(n int) {
 		for range n {
-			require.NoError(t, Write(conn, Message{Type: Notify, Payload: (&Buf{}).U32(id).Bytes}))
+			require.NoError(t, wire.Write(conn, wire.Message{Type: wire.Notify, Payload: (&wire.Buf{}).U32(id).Bytes}))
 		}
 		// A request after the flood: its reply says the flood was read.
-		rawCall(t, conn, List, nil)
+		rawCall(t, conn, wire.List, nil)
 	}
 	noEvent := func(why string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -386,7 +387,7 @@ func TestNotifyFloodBounded(t *testing.T) {
 	noEvent("a peer that imported nothing cannot raise events")
 
 	jd, _ := jfr.Desc().MarshalBinary()
-	m := rawCall(t, conn, ImportJetty, (&Buf{Bytes: jd}).U32(token).Bytes)
+	m := rawCall(t, conn, wire.ImportJetty, (&wire.Buf{Bytes: jd}).U32(token).Bytes)
 	require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 	m.CloseFDs()
 	flood(10000)
@@ -426,28 +427,28 @@ func TestImporterRefusesLyingOwner(t *testing.T) {
 			go func() {
 				defer conn.Close()
 				for {
-					req, err := Read(conn, RequestLimit, 0)
+					req, err := wire.Read(conn, wire.RequestLimit, 0)
 					if err != nil {
 						return
 					}
-					reply := Message{Type: req.Type}
+					reply := wire.Message{Type: req.Type}
 					stray, _ := unix.MemfdCreate(strayName, unix.MFD_CLOEXEC)
 					switch req.Type {
-					case Hello:
+					case wire.Hello:
 						fd, _ := dupFD(page.m.FD())
 						cfd, _ := dupFD(counts.m.FD())
-						reply.Payload = (&Buf{}).U32(uint32(os.Getpid())).Bytes
+						reply.Payload = (&wire.Buf{}).U32(uint32(os.Getpid())).Bytes
 						reply.FDs = []int{fd, cfd}
 						unix.Close(stray)
 					default:
-						reply.Payload = SegReply{Handle: 1, Gen: 1, Caller: true, PID: 1, VA: fake.VA, Len: fake.Len, Access: fake.Access}.Encode()
+						reply.Payload = wire.SegReply{Handle: 1, Gen: 1, Caller: true, PID: 1, VA: fake.VA, Len: fake.Len, Access: fake.Access}.Encode()
 						reply.FDs = []int{stray}
 					}
-					_ = Write(conn, reply)
+					_ = wire.Write(conn, reply)
 					for _, fd := range reply.FDs {
 						unix.Close(fd)
 					}
-					if req.Type != Hello {
+					if req.Type != wire.Hello {
 						answered <- struct{}{} // its own copies are closed
 					}
 				}
@@ -489,8 +490,8 @@ func TestMaxPeers(t *testing.T) {
 	t.Setenv(EnvMaxPeers, "2")
 	c := openOwner(t)
 	a, b := rawDial(t, c), rawDial(t, c)
-	rawCall(t, a, List, nil)
-	rawCall(t, b, List, nil)
+	rawCall(t, a, wire.List, nil)
+	rawCall(t, b, wire.List, nil)
 	expectHangUp(t, rawDial(t, c), "a third connection is refused")
 
 	t.Setenv(EnvMaxPeers, "zero")
@@ -508,10 +509,10 @@ func TestWrongTokensSlowed(t *testing.T) {
 	const extra = 4
 	start := time.Now()
 	for i := range connFailBurst + extra {
-		expectRefused(t, rawCall(t, conn, ImportSeg, importSegRequest(s, uint32(100+i))), provider.StatusPermission, "a wrong token")
+		expectRefused(t, rawCall(t, conn, wire.ImportSeg, importSegRequest(s, uint32(100+i))), provider.StatusPermission, "a wrong token")
 	}
 	require.GreaterOrEqual(t, time.Since(start), (extra-1)*connFailEvery, "refusals past the burst are spaced out")
-	m := rawCall(t, conn, ImportSeg, importSegRequest(s, 1))
+	m := rawCall(t, conn, wire.ImportSeg, importSegRequest(s, 1))
 	require.Equal(t, provider.StatusSuccess, m.Status, "the right token still imports")
 	m.CloseFDs()
 }
@@ -522,7 +523,7 @@ func TestWrongTokensSlowed(t *testing.T) {
 func TestPeerCountsBounded(t *testing.T) {
 	c := openOwner(t)
 	conn := rawDial(t, c)
-	hello := rawCall(t, conn, Hello, (&Buf{}).U32(1).Bytes)
+	hello := rawCall(t, conn, wire.Hello, (&wire.Buf{}).U32(1).Bytes)
 	require.Equal(t, provider.StatusSuccess, hello.Status, "%s", hello.Payload)
 	require.Len(t, hello.FDs, 2)
 	defer hello.CloseFDs()
@@ -554,7 +555,7 @@ func TestPeerCountsBounded(t *testing.T) {
 
 	y, z := register(2), register(3)
 	for _, s := range []*segment{y, z} {
-		m := rawCall(t, conn, ImportSeg, importSegRequest(s, s.token))
+		m := rawCall(t, conn, wire.ImportSeg, importSegRequest(s, s.token))
 		require.Equal(t, provider.StatusSuccess, m.Status, "%s", m.Payload)
 		m.CloseFDs()
 	}

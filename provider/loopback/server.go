@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/wire"
 	"github.com/urma-go/sdk/spin"
 )
 
@@ -246,7 +247,7 @@ func (s *ctlServer) stop() {
 	deadline := time.Now().Add(byeTimeout)
 	for cc := range conns {
 		_ = cc.conn.SetWriteDeadline(deadline)
-		_ = Write(cc.conn, Message{Type: Bye})
+		_ = wire.Write(cc.conn, wire.Message{Type: wire.Bye})
 		cc.conn.Close()
 	}
 	s.serving.Wait()
@@ -336,17 +337,17 @@ func (s *ctlServer) serve(cc *ctlConn) {
 		s.serving.Done()
 	}()
 	for {
-		req, err := Read(conn, RequestLimit, partialTimeout)
+		req, err := wire.Read(conn, wire.RequestLimit, partialTimeout)
 		if err != nil {
 			return
 		}
 		req.CloseFDs() // requests carry none; never keep what a peer slips in
-		if req.Type == Notify {
+		if req.Type == wire.Notify {
 			s.notify(cc, req.Payload)
 			continue
 		}
 		reply, fds := s.handle(cc, req)
-		err = Write(conn, reply)
+		err = wire.Write(conn, reply)
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
@@ -358,10 +359,10 @@ func (s *ctlServer) serve(cc *ctlConn) {
 
 // handle answers one request. The fds it returns are duplicates taken while
 // the object was known to be alive; the caller closes them after sending.
-func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
+func (s *ctlServer) handle(cc *ctlConn, req wire.Message) (wire.Message, []int) {
 	c := s.c
-	reply := Message{Type: req.Type}
-	fail := func(err error) (Message, []int) {
+	reply := wire.Message{Type: req.Type}
+	fail := func(err error) (wire.Message, []int) {
 		if errors.Is(err, provider.ErrPermission) {
 			s.refuse(cc, err)
 		}
@@ -373,9 +374,9 @@ func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
 		reply.Payload = []byte(strings.TrimSuffix(err.Error(), ": "+reply.Status.Error()))
 		return reply, nil
 	}
-	w := Buf{Bytes: req.Payload}
+	w := wire.Buf{Bytes: req.Payload}
 	switch req.Type {
-	case Hello:
+	case wire.Hello:
 		counts, err := cc.countPage()
 		if err != nil {
 			return fail(err)
@@ -389,10 +390,10 @@ func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
 			unix.Close(page)
 			return fail(err)
 		}
-		reply.Payload = (&Buf{}).U32(uint32(os.Getpid())).Bytes
+		reply.Payload = (&wire.Buf{}).U32(uint32(os.Getpid())).Bytes
 		reply.FDs = []int{page, fd}
 		return reply, reply.FDs
-	case ImportSeg:
+	case wire.ImportSeg:
 		var desc provider.SegmentDesc
 		err := desc.UnmarshalBinary(w.Take(provider.SegmentDescSize))
 		token := w.GetU32()
@@ -408,7 +409,7 @@ func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
 			return fail(err)
 		}
 		return s.segReply(cc, reply, seg, seg.desc.Access)
-	case SegFD:
+	case wire.SegFD:
 		h, gen := w.GetU32(), w.GetU32()
 		if w.Short || len(w.Bytes) != 0 {
 			return fail(provider.Errorf(provider.ErrInvalid, "malformed segment request"))
@@ -427,7 +428,7 @@ func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
 		}
 		// A SEND writes the buffer, whatever the segment grants importers.
 		return s.segReply(cc, reply, seg, provider.AccessWrite)
-	case ImportJetty:
+	case wire.ImportJetty:
 		var desc provider.JettyDesc
 		err := desc.UnmarshalBinary(w.Take(provider.JettyDescSize))
 		token := w.GetU32()
@@ -446,7 +447,7 @@ func (s *ctlServer) handle(cc *ctlConn, req Message) (Message, []int) {
 			cc.jfcs[ep.rq.jfc.id] = struct{}{}
 		}
 		return reply, fds
-	case List:
+	case wire.List:
 		b, err := json.Marshal(c.info())
 		if err != nil {
 			return fail(err)
@@ -481,8 +482,8 @@ func (s *ctlServer) refuse(cc *ctlConn, err error) {
 
 // segReply hands out seg's memory: a memfd that is writable only when
 // rights include WRITE or ATOMIC, or, for caller memory, where it is.
-func (s *ctlServer) segReply(cc *ctlConn, reply Message, seg *segment, rights provider.Access) (Message, []int) {
-	r := SegReply{Handle: seg.handle, Gen: seg.ref.gen, PID: uint32(os.Getpid()), VA: seg.desc.VA,
+func (s *ctlServer) segReply(cc *ctlConn, reply wire.Message, seg *segment, rights provider.Access) (wire.Message, []int) {
+	r := wire.SegReply{Handle: seg.handle, Gen: seg.ref.gen, PID: uint32(os.Getpid()), VA: seg.desc.VA,
 		Len: seg.desc.Len, Access: seg.desc.Access}
 	if seg.m == nil {
 		r.Caller = true
@@ -500,8 +501,8 @@ func (s *ctlServer) segReply(cc *ctlConn, reply Message, seg *segment, rights pr
 	return reply, reply.FDs
 }
 
-func (s *ctlServer) jettyReply(reply Message, rq *recvq) (Message, []int) {
-	r := JettyReply{ID: rq.id, MaxSGE: uint32(rq.maxSGE), Depth: uint32(rq.ring.Cap()), SlotSize: rq.ring.SlotSize(),
+func (s *ctlServer) jettyReply(reply wire.Message, rq *recvq) (wire.Message, []int) {
+	r := wire.JettyReply{ID: rq.id, MaxSGE: uint32(rq.maxSGE), Depth: uint32(rq.ring.Cap()), SlotSize: rq.ring.SlotSize(),
 		CRFlags: uint32(rq.crFlags), JFCID: rq.jfc.id, JFCDepth: uint32(rq.jfc.view.ring.Cap()),
 		JFCSlotSize: rq.jfc.view.ring.SlotSize()}
 	fds := make([]int, 0, 4)
@@ -534,7 +535,7 @@ func (s *ctlServer) jettyReply(reply Message, rq *recvq) (Message, []int) {
 // JFC_ERR the application has not taken yet is not raised again: a peer
 // that repeats itself costs nothing.
 func (s *ctlServer) notify(cc *ctlConn, payload []byte) {
-	w := Buf{Bytes: payload}
+	w := wire.Buf{Bytes: payload}
 	id := w.GetU32()
 	if w.Short {
 		return

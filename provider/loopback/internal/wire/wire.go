@@ -1,4 +1,17 @@
-package loopback
+// Package wire is the loopback provider's control protocol as it travels:
+// the framing of its messages, the limits a reader holds a peer to, and the
+// encoding of their payloads. What a request does, and who may make it, is
+// the provider's (server.go and peer.go); this package only moves bytes
+// and descriptors, and turns whatever a peer sends into a message or an
+// error without letting the peer decide how much memory or time that costs.
+//
+// The protocol runs over a context's unix socket: one request, one reply,
+// in order. A message is a 12-byte header {type u8, 3 reserved, status i32,
+// length u32}, then length bytes of payload, little-endian; file
+// descriptors (memfds of segments and rings, eventfds) travel with it as
+// SCM_RIGHTS. A reply's status is a provider.Status; a failed reply's
+// payload is the error text.
+package wire
 
 import (
 	"encoding/binary"
@@ -12,25 +25,23 @@ import (
 	"github.com/urma-go/sdk/provider"
 )
 
-// The control protocol between a context and the processes that import from
-// it runs over its unix socket: one request, one reply, in order. A message
-// is a 12-byte header {type u8, 3 reserved, status i32, length u32}, then
-// length bytes of payload, little-endian; file descriptors (memfds of
-// segments and rings, eventfds) travel with it as SCM_RIGHTS. A reply's
-// status is a provider.Status; a failed reply's payload is the error text.
+// Type is a message's type: a request's, which its reply repeats.
 type Type uint8
+
+// The message types, with their request and reply payloads.
 
 const (
 	Hello       Type = iota + 1 // {pid u32} -> {pid u32} + page fd (read-only), count page fd
-	ImportSeg                   // {desc [48], token u32} -> segReply + memfd (allocated memory)
-	SegFD                       // {handle u32, gen u32} -> segReply + memfd (a receive buffer)
-	ImportJetty                 // {desc [32], token u32} -> jettyReply + ring, jfc ring, eventfd, inbox fds
+	ImportSeg                   // {desc [48], token u32} -> SegReply + memfd (allocated memory)
+	SegFD                       // {handle u32, gen u32} -> SegReply + memfd (a receive buffer)
+	ImportJetty                 // {desc [32], token u32} -> JettyReply + ring, jfc ring, eventfd, inbox fds
 	List                        // {} -> JSON ContextInfo
 	Notify                      // {jfc id u32}: a record was dropped
 	Bye                         // sent by a closing context to its importers; no reply
 )
 
 const (
+	// HeaderSize is the size of a message's header.
 	HeaderSize = 12
 	// MaxPayload bounds what a peer can make us allocate: a LIST reply,
 	// which describes every segment and queue of a context.
@@ -41,7 +52,9 @@ const (
 	// maxReply bounds every other reply: a segment's or queue's
 	// description, or an error's text.
 	maxReply = 4 << 10
-	maxFDs   = 4
+	// maxFDs bounds the descriptors a message carries: an import's
+	// reply has the most.
+	maxFDs = 4
 )
 
 // RequestLimit is the largest payload the owner reads for a request.
@@ -55,6 +68,7 @@ func ReplyLimit(t Type) uint32 {
 	return maxReply
 }
 
+// Message is a request or a reply.
 type Message struct {
 	Type    Type
 	Status  provider.Status
@@ -62,6 +76,7 @@ type Message struct {
 	FDs     []int
 }
 
+// Err is the error a failed reply reports, nil for a successful one.
 func (m *Message) Err() error {
 	if m.Status == provider.StatusSuccess {
 		return nil
@@ -77,6 +92,7 @@ func (m *Message) CloseFDs() {
 	m.FDs = nil
 }
 
+// Write sends m on c, its descriptors with its first bytes.
 func Write(c *net.UnixConn, m Message) error {
 	b := make([]byte, HeaderSize, HeaderSize+len(m.Payload))
 	b[0] = byte(m.Type)
@@ -161,6 +177,8 @@ func readPayload(r io.Reader, size int) ([]byte, error) {
 	return b, nil
 }
 
+// parseRights returns the descriptors of the SCM_RIGHTS messages in oob,
+// none when oob is malformed.
 func parseRights(oob []byte) []int {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
@@ -180,15 +198,20 @@ func parseRights(oob []byte) []int {
 }
 
 // Buf is a little-endian encoder and decoder for payloads. A decoder that
-// runs past the end records it in short, so callers check once.
+// runs past the end records it in Short, so callers check once.
 type Buf struct {
-	Bytes []byte
-	Short bool
+	Bytes []byte // what was encoded, or what is left to decode
+	Short bool   // a decoder ran past the end
 }
 
+// U32 appends v.
 func (w *Buf) U32(v uint32) *Buf { w.Bytes = binary.LittleEndian.AppendUint32(w.Bytes, v); return w }
+
+// U64 appends v.
 func (w *Buf) U64(v uint64) *Buf { w.Bytes = binary.LittleEndian.AppendUint64(w.Bytes, v); return w }
 
+// Take consumes the next n bytes; zeros, and Short set, when fewer are
+// left.
 func (w *Buf) Take(n int) []byte {
 	if len(w.Bytes) < n {
 		w.Short = true
@@ -199,20 +222,24 @@ func (w *Buf) Take(n int) []byte {
 	return v
 }
 
+// GetU32 consumes a uint32.
 func (w *Buf) GetU32() uint32 { return binary.LittleEndian.Uint32(w.Take(4)) }
+
+// GetU64 consumes a uint64.
 func (w *Buf) GetU64() uint64 { return binary.LittleEndian.Uint64(w.Take(8)) }
 
 // SegReply describes segment memory: where the owner has it and how this
-// process reaches it (a memfd of size bytes, or process_vm_* into pid).
+// process reaches it (a memfd of Size bytes, or process_vm_* into PID).
 type SegReply struct {
 	Handle, Gen uint32
-	Caller      bool // caller memory: no memfd, reach it through pid
+	Caller      bool // caller memory: no memfd, reach it through PID
 	PID         uint32
 	VA, Len     uint64
 	Size        uint64 // bytes to map from the memfd
 	Access      provider.Access
 }
 
+// Encode is the payload that carries r.
 func (r SegReply) Encode() []byte {
 	var w Buf
 	caller := uint32(0)
@@ -222,6 +249,8 @@ func (r SegReply) Encode() []byte {
 	return w.U32(r.Handle).U32(r.Gen).U32(caller).U32(r.PID).U64(r.VA).U64(r.Len).U64(r.Size).U32(uint32(r.Access)).Bytes
 }
 
+// DecodeSegReply reads a SegReply from a payload; false when b is too
+// short for one.
 func DecodeSegReply(b []byte) (SegReply, bool) {
 	w := Buf{Bytes: b}
 	r := SegReply{Handle: w.GetU32(), Gen: w.GetU32(), Caller: w.GetU32() == 1, PID: w.GetU32(),
@@ -240,12 +269,15 @@ type JettyReply struct {
 	InboxCells        uint32 // 0: no inbox (its fd is then absent)
 }
 
+// Encode is the payload that carries r.
 func (r JettyReply) Encode() []byte {
 	var w Buf
 	return w.U32(r.ID).U32(r.MaxSGE).U32(r.Depth).U64(r.SlotSize).U32(r.CRFlags).
 		U32(r.JFCID).U32(r.JFCDepth).U64(r.JFCSlotSize).U32(r.HasEventfd).U32(r.InboxCells).Bytes
 }
 
+// DecodeJettyReply reads a JettyReply from a payload; false when b is too
+// short for one.
 func DecodeJettyReply(b []byte) (JettyReply, bool) {
 	w := Buf{Bytes: b}
 	r := JettyReply{ID: w.GetU32(), MaxSGE: w.GetU32(), Depth: w.GetU32(), SlotSize: w.GetU64(),
