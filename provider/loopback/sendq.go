@@ -138,22 +138,21 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	// post a closure's setup and a call.
 	var n int
 	var err error
-	if len(wrs) == 1 {
-		n, err = q.postOneLocked(&wrs[0])
-	} else {
+	switch {
+	case len(wrs) != 1:
 		n, err = q.postLocked(wrs)
+	case q.memo.fits(&wrs[0]):
+		n, err = q.memo.post(&wrs[0])
+	default:
+		n, err = q.postLearn(&wrs[0])
 	}
 	q.mu.UnlockOwner()
 	return n, err
 }
 
-// postOneLocked is postLocked of the one request w: posted as the memo's
-// prepared request when it has the memo's shape, else checked in full and
-// then kept as the memo.
-func (q *sendq) postOneLocked(w *provider.WR) (int, error) {
-	if q.memo.fits(w) {
-		return q.memo.post(w)
-	}
+// postLearn is postLocked of the one request w, which does not fit the
+// memo (postMemo): checked in full, and then kept as the memo.
+func (q *sendq) postLearn(w *provider.WR) (int, error) {
 	n, err := q.postLocked(unsafe.Slice(w, 1))
 	if n == 1 {
 		q.learn(w)
@@ -234,9 +233,14 @@ func (q *sendq) postSmall(w *provider.WR, rem *remote) bool {
 // full is ErrAgain when every slot of the queue is taken.
 func (q *sendq) full() error {
 	if q.head-q.loadCredited() >= uint64(q.depth) {
-		return provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+		return q.errFull()
 	}
 	return nil
+}
+
+// errFull is full's error, apart so that full inlines.
+func (q *sendq) errFull() error {
+	return provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
 }
 
 // wait keeps the request of sequence q.head until it can run: behind
