@@ -22,15 +22,19 @@ import (
 // out like the server's slots, so a request is WRITTEN from the same
 // offsets it lands at.
 type client struct {
-	id      int
-	gi      int // index in its group, carried by its receives' UserCtx
-	cfg     *config
-	cq      *exutil.Completions
-	jfs     *jetty.JFS
-	jfr     *jetty.JFR
-	stage   *segment.Segment
-	recv    *segment.Segment
-	server  *jetty.Remote
+	id     int
+	gi     int // index in its group, carried by its receives' UserCtx
+	cfg    *config
+	cq     *exutil.Completions
+	jfs    *jetty.JFS
+	jfr    *jetty.JFR
+	stage  *segment.Segment
+	recv   *segment.Segment
+	server *jetty.Remote
+	// bells are the workers' doorbells when the server offers them (its
+	// event mode), nil otherwise; requests to worker i then go through
+	// bells[i] (see bell).
+	bells   []*jetty.Remote
 	region  *segment.Target
 	workers int
 	slot    int // bytes: slotSize of the value size
@@ -60,6 +64,7 @@ type client struct {
 	pick   int
 	sent   uint64
 	posts  uint64 // measured fills that issued requests
+	rang   uint64 // doorbells rung
 	hist   hist
 	counts counts
 	done   atomic.Uint64 // measured responses, for the progress line
@@ -133,6 +138,21 @@ func (c *client) connect(ctx *urma.Context, theirs *bootstrap.Bundle, workers in
 	if err := c.jfs.Advise(context.Background(), c.server); err != nil {
 		return err
 	}
+	if _, err := theirs.Lookup(bellName(0)); err == nil {
+		if !ctx.Device().Attr().ImmData {
+			return fmt.Errorf("the server's workers want WRITE_IMM doorbells, which %v cannot send: run the server with -mode poll", ctx.Device())
+		}
+		for i := range workers {
+			r, err := theirs.Import(context.Background(), ctx, bellName(i))
+			c.bells = append(c.bells, r)
+			if err != nil {
+				return fmt.Errorf("import the doorbell of worker %d: %w", i, err)
+			}
+			if err := c.jfs.Advise(context.Background(), r); err != nil {
+				return err
+			}
+		}
+	}
 	for i := range c.nrecv {
 		c.repost = append(c.repost, i)
 	}
@@ -143,8 +163,12 @@ func (c *client) close() error {
 	if c == nil {
 		return nil
 	}
-	return errors.Join(c.server.Unimport(), c.jfs.Close(), c.jfr.Close(),
-		c.stage.Unregister(), c.recv.Unregister())
+	errs := []error{c.server.Unimport()}
+	for _, r := range c.bells {
+		errs = append(errs, r.Unimport())
+	}
+	return errors.Join(append(errs, c.jfs.Close(), c.jfr.Close(),
+		c.stage.Unregister(), c.recv.Unregister())...)
 }
 
 // postRecvs posts the receive buffers waiting in c.repost, in one batch.
@@ -197,13 +221,14 @@ func (c *client) fill(p *phase, now time.Time) (bool, error) {
 	// nothing while any of its requests is outstanding, then fills its
 	// whole window in one post.
 	batched := c.cfg.batch && len(c.free) < len(c.win)
-	issued := p.issued
+	issued, queued := p.issued, c.b.n
 	for !batched && len(c.free) > 0 && (p.budget < 0 || p.issued < p.budget) {
 		if err := c.issue(p.preload, now); err != nil {
 			return false, err
 		}
 		p.issued++
 	}
+	c.ring(queued)
 	if p.issued > issued && !p.preload {
 		c.posts++
 	}
@@ -259,8 +284,12 @@ func (c *client) issue(preload bool, now time.Time) error {
 	if c.writes++; c.writes%c.signal == 0 {
 		flags = jetty.Signaled
 	}
+	to := c.server
+	if c.bells != nil {
+		to = c.bells[worker]
+	}
 	wr, local := c.b.next()
-	wr.Opcode, wr.Flags, wr.To, wr.UserCtx = urma.OpWrite, flags, c.server, uint64(w)
+	wr.Opcode, wr.Flags, wr.To, wr.UserCtx = urma.OpWrite, flags, to, uint64(worker)<<32|uint64(w)
 	wr.Remote = c.region.SGE(uint64(remote+c.slot-int(n)), n)
 	if int(n) <= c.inline {
 		wr.Flags |= jetty.Inline
@@ -270,6 +299,34 @@ func (c *client) issue(preload bool, now time.Time) error {
 	}
 	c.sent++
 	return nil
+}
+
+// ring makes the last of the queued requests from index from on to each
+// worker a WRITE_IMM that rings its bell, when the server has bells; the
+// requests before from were rung for when they were queued. The
+// immediate is the request's slot in the worker's part. With more than
+// one worker the ring is signaled: on verbs each bell is reached through
+// a QP of its own, and a completion retires only the unsignaled requests
+// of its own QP, so every QP's unsignaled requests need a signaled one
+// after them, or they would hold their slots of the send queue.
+func (c *client) ring(from int) {
+	if c.bells == nil {
+		return
+	}
+	var rung uint64 // by worker; there are at most maxWorkers (64)
+	for i := c.b.n - 1; i >= from; i-- {
+		wr := &c.b.wrs[i]
+		worker := wr.UserCtx >> 32
+		if rung&(1<<worker) != 0 {
+			continue
+		}
+		rung |= 1 << worker
+		c.rang++
+		wr.Opcode, wr.Imm = urma.OpWriteImm, uint64(c.id*c.cfg.window)+uint64(uint32(wr.UserCtx))
+		if c.workers > 1 {
+			wr.Flags |= jetty.Signaled
+		}
+	}
 }
 
 // receive checks the responses of a message against the model, frees

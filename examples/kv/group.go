@@ -100,8 +100,8 @@ func (g *group) run(ctx context.Context, phases []phase) error {
 				}
 				return fmt.Errorf("clients %v: %w", g.ids(), err)
 			}
-			// A send-side record is a signaled WRITE: its slots are
-			// free again.
+			// A send-side record is a signaled WRITE or ring: its
+			// slots are free again.
 			if cr.Flags&jetty.CRRecv != 0 {
 				gi := int(cr.UserCtx >> 32)
 				if gi >= len(g.clients) {

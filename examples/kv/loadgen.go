@@ -30,6 +30,11 @@ type result struct {
 	// -batch, one per window); parks the clients' waits that slept on a
 	// JFCE.
 	posts, parks uint64
+	// rings counts the doorbells the clients rang (see bell).
+	rings uint64
+	// server is what the server's workers counted, in the one-process
+	// mode.
+	server workerCounts
 }
 
 // loadgen runs cfg.clients clients against the server at the other end of
@@ -116,6 +121,7 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	for _, c := range clients {
 		res.sent += c.sent
 		res.posts += c.posts
+		res.rings += c.rang
 	}
 	for _, g := range groups {
 		res.parks += g.w.parks.Load()
@@ -135,6 +141,9 @@ func loadgen(ctx context.Context, out io.Writer, cfg config, conn net.Conn) (res
 	report(out, &res)
 	if cfg.Event() {
 		fmt.Fprintf(out, "kv: the clients slept on their JFCE %d times (-spin %v)\n", res.parks, cfg.spin)
+	}
+	if res.rings > 0 {
+		fmt.Fprintf(out, "kv: the clients rang the workers' doorbells %d times\n", res.rings)
 	}
 	if res.served != res.sent {
 		return res, fmt.Errorf("the server served %d requests, the clients sent %d", res.served, res.sent)

@@ -202,5 +202,7 @@ func run(ctx context.Context, out io.Writer, cfg config) (res result, err error)
 		}
 		return res, err
 	}
-	return res, <-served
+	err = <-served
+	res.server = srv.last
+	return res, err
 }

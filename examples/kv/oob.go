@@ -24,7 +24,9 @@ import (
 // The region is the server's request segment, [worker][client][window]
 // slots of slotSize(value) bytes: its length tells the client how many
 // workers there are. The server JFR is only a Target for the client's RM
-// JFS (an RM request names an imported JFR even when it is one-sided); the
+// JFS (an RM request names an imported JFR even when it is one-sided). In
+// event mode the bundle also holds each worker's doorbell JFR ("bell0"
+// ...), which the requests to that worker name instead (see bell). The
 // client JFRs receive the responses.
 type hello struct {
 	Window, Value uint16

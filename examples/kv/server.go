@@ -30,6 +30,7 @@ type server struct {
 	jfrToken uint32
 	table    *table
 	sessions int
+	last     workerCounts // the last session's, once it said done
 }
 
 // maxRegion bounds a session's request region.
@@ -120,6 +121,11 @@ func (s *server) session(ctx context.Context, conn net.Conn) (err error) {
 	var mine bootstrap.Bundle
 	mine.AddSegment("region", ss.region, ss.regionToken)
 	mine.AddJFR("server", s.jfr, s.jfrToken)
+	for i, w := range ss.workers {
+		if w.bell != nil {
+			mine.AddJFR(bellName(i), w.bell.jfr, w.bell.token)
+		}
+	}
 	if err := errors.Join(writeReason(conn, ""), bootstrap.Write(sctx, conn, &mine)); err != nil {
 		return err
 	}
@@ -155,10 +161,20 @@ func (s *server) session(ctx context.Context, conn net.Conn) (err error) {
 	}
 	var c workerCounts
 	for _, wk := range ss.workers {
-		c.add(wk.counts)
+		// Rings whose records came after the worker's last drain
+		// are counted too.
+		if _, err := wk.bell.drain(); err != nil {
+			return err
+		}
+		c.add(wk.stats())
 	}
+	s.last = c
 	fmt.Fprintf(s.out, "kv: session %d: served %d requests (%d GET, %d PUT, %d bad), client sent %d, table holds %d keys\n",
 		s.sessions, c.served(), c.gets, c.puts, c.bad, sent, s.table.len())
+	if ss.workers[0].bell != nil {
+		fmt.Fprintf(s.out, "kv: session %d: the workers took %d doorbells and slept on their JFCE %d times (-spin %v)\n",
+			s.sessions, c.rings, c.sleeps, s.cfg.spin)
+	}
 	if err := binary.Write(conn, binary.BigEndian, c.served()); err != nil {
 		return err
 	}

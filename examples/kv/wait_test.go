@@ -18,7 +18,7 @@ func TestWaitModes(t *testing.T) {
 		parks bool
 	}{
 		// A 1 µs spin is shorter than any round trip through the server,
-		// which naps between scans once idle.
+		// whose worker sleeps on its doorbell once idle.
 		{"spin-then-park", []string{"-mode", "event", "-spin", "1us"}, true},
 		{"pure-event", []string{"-mode", "event", "-spin", "0"}, true},
 		{"long-spin", []string{"-mode", "event", "-spin", "1m"}, false},

@@ -33,6 +33,9 @@ type worker struct {
 	key    [keySize]byte
 	pace   spin.Pacer
 	ready  []int // requests found by a scan, by index in the worker's part
+	// bell wakes the worker in event mode; nil in poll mode, and on a
+	// device without immediate data (iWARP), whose workers nap instead.
+	bell *bell
 }
 
 // responder is a worker's send queue to one client.
@@ -47,10 +50,28 @@ type responder struct {
 	dirty bool // listed in worker.dirty
 }
 
-type workerCounts struct{ gets, puts, bad uint64 }
+// workerCounts are what workers served, and in event mode how often they
+// slept on their bell's JFCE and how many rings they took.
+type workerCounts struct{ gets, puts, bad, sleeps, rings uint64 }
 
-func (c *workerCounts) add(o workerCounts) { c.gets += o.gets; c.puts += o.puts; c.bad += o.bad }
-func (c *workerCounts) served() uint64     { return c.gets + c.puts + c.bad }
+func (c *workerCounts) add(o workerCounts) {
+	c.gets += o.gets
+	c.puts += o.puts
+	c.bad += o.bad
+	c.sleeps += o.sleeps
+	c.rings += o.rings
+}
+
+func (c *workerCounts) served() uint64 { return c.gets + c.puts + c.bad }
+
+// stats returns w's counts, rings included.
+func (w *worker) stats() workerCounts {
+	c := w.counts
+	if w.bell != nil {
+		c.rings = w.bell.rung
+	}
+	return c
+}
 
 func newWorker(ss *session, id int, clients *bootstrap.Bundle) (*worker, error) {
 	srv := ss.srv
@@ -64,6 +85,11 @@ func newWorker(ss *session, id int, clients *bootstrap.Bundle) (*worker, error) 
 	var err error
 	if w.cq, err = exutil.NewCompletions(srv.ctx, jfcDepth, srv.cfg.Event()); err != nil {
 		return w, err
+	}
+	if srv.cfg.Event() && srv.ctx.Device().Attr().ImmData {
+		if w.bell, err = newBell(srv.ctx, ss.clients*ss.window); err != nil {
+			return w, fmt.Errorf("worker %d: doorbell: %w", id, err)
+		}
 	}
 	// A SEND gathers up to this many responses, as many as the
 	// client's buffers hold if the device allows that many SGEs.
@@ -95,17 +121,19 @@ func (w *worker) close() error {
 	for _, r := range w.out {
 		errs = append(errs, r.jfs.Close())
 	}
-	return errors.Join(append(errs, w.cq.Close())...)
+	return errors.Join(append(errs, w.bell.close(), w.cq.Close())...)
 }
 
 // How a worker waits. Busy or idle, it yields to the scheduler by the
 // clock (package spin: a loop that only reads memory must let the
 // scheduler in) and checks ctx when it does. In event mode, once idle for
-// -spin (checked every idleRounds empty scans), it sleeps between scans
-// instead: a WRITE raises no event that could wake it, so the region is
-// still polled, less eagerly. A sleep may last much longer than it asks
-// for (the runtime's timer resolution), so idleSleep is a floor, not a
-// period.
+// -spin (checked every idleRounds empty scans; at the first one with -spin
+// 0), it arms its bell, scans once more and, if that scan finds nothing
+// either, sleeps on the bell's JFCE until a ring: a request that landed
+// before the arm is found by that scan, one that lands after it rings an
+// armed JFC. Without a bell (a device without immediate data) it naps
+// between scans instead; a nap may last much longer than it asks for (the
+// runtime's timer resolution), so idleSleep is a floor, not a period.
 const (
 	idleRounds = 64
 	idleSleep  = 50 * time.Microsecond
@@ -120,6 +148,13 @@ func (w *worker) run(ctx context.Context) error {
 	idle := 0
 	var idleSince time.Time
 	for {
+		// Rings are taken at every scan, so that their receives are
+		// back before the clients run out of them (see bellDepth).
+		if w.bell != nil {
+			if _, err := w.bell.drain(); err != nil {
+				return fmt.Errorf("worker %d: %w", w.id, err)
+			}
+		}
 		// Two passes, as HERD does: find the waiting requests and ask
 		// for the table line of each one's key, then serve them. The
 		// lines are likely cache misses, and asked for together they
@@ -159,27 +194,64 @@ func (w *worker) run(ctx context.Context) error {
 			}
 		}
 		w.dirty = w.dirty[:0]
-		if found {
-			idle = 0
-		} else {
-			idle++
-		}
 		if w.pace.Tick() && ctx.Err() != nil {
 			return nil
 		}
-		if !ss.srv.cfg.Event() || idle == 0 || idle%idleRounds != 0 {
+		if found {
+			idle = 0
+			if w.bell != nil {
+				// The JFC stays armed; its event, if one comes,
+				// ends a later sleep at once, and that wait
+				// scans again.
+				w.bell.armed = false
+			}
 			continue
 		}
-		switch {
-		case idle == idleRounds:
-			idleSince = time.Now()
-		case time.Since(idleSince) >= ss.srv.cfg.spin:
-			time.Sleep(idleSleep)
-			if ctx.Err() != nil {
-				return nil
+		idle++
+		if !ss.srv.cfg.Event() {
+			continue
+		}
+		if w.bell != nil && w.bell.armed {
+			// This scan ran after the arm and found nothing.
+			w.counts.sleeps++
+			if err := w.bell.sleep(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("worker %d: %w", w.id, err)
 			}
+			continue
+		}
+		if !w.idleFor(idle, &idleSince) {
+			continue
+		}
+		if w.bell != nil {
+			if _, err := w.bell.arm(); err != nil {
+				return fmt.Errorf("worker %d: %w", w.id, err)
+			}
+			continue
+		}
+		time.Sleep(idleSleep)
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
+}
+
+// idleFor reports whether a worker whose last idle scans found nothing
+// has been idle for -spin; since is when it started counting.
+func (w *worker) idleFor(idle int, since *time.Time) bool {
+	spinFor := w.ss.srv.cfg.spin
+	switch {
+	case spinFor == 0:
+		return true
+	case idle%idleRounds != 0:
+		return false
+	case idle == idleRounds:
+		*since = time.Now()
+		return false
+	}
+	return time.Since(*since) >= spinFor
 }
 
 // execute runs the request in slot and writes the response into response
