@@ -63,29 +63,22 @@ type receiver struct {
 	kind string
 	// jfc receives the queue's records; it finishes receives into views.
 	jfc *JFC
-	// mu guards the scratch requests in the provider's form (see sender).
-	mu      sync.Mutex
-	one     [1]provider.RecvWR
-	sge     [1]provider.SGE
-	scratch []provider.RecvWR
+	// mu guards the scratch request Recv builds (see sender).
+	mu  sync.Mutex
+	one [1]provider.RecvWR
+	sge [1]provider.SGE
+	// again is the error of the last refusal of a whole post (see
+	// postErrors).
+	again postErrors
 }
 
 // PostRecv queues receive requests (urma_post_jfr_wr). On error it returns a
 // *PostError like Post. PostRecv keeps no reference to wrs.
 func (r *receiver) PostRecv(wrs []RecvWR) error {
-	r.mu.Lock()
-	if cap(r.scratch) < len(wrs) {
-		r.scratch = make([]provider.RecvWR, len(wrs))
-	}
-	ws := r.scratch[:len(wrs)]
-	for i := range wrs {
-		rawRecvWR(&ws[i], &wrs[i])
-	}
-	n, err := r.postAll(ws)
-	clear(ws)
-	r.mu.Unlock()
+	// The requests have the provider's layout: they go as they are.
+	n, err := r.postAll(rawRecvWRs(wrs))
 	if err != nil {
-		return &PostError{Op: r.kind + " post recv", Index: n, Err: err}
+		return r.again.of(r.kind, "post recv", n, err)
 	}
 	return nil
 }
@@ -100,7 +93,7 @@ func (r *receiver) Recv(buf segment.SGE, userCtx uint64) error {
 	r.one[0], r.sge[0] = provider.RecvWR{}, provider.SGE{}
 	r.mu.Unlock()
 	if err != nil {
-		return &PostError{Op: r.kind + " recv", Index: n, Err: err}
+		return r.again.of(r.kind, "recv", n, err)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func (p *Prepared) PostWhen(ctx context.Context, flag *byte, want byte) error {
 		if p.fp != nil {
 			if posted, err := p.fp.PostOnFlag(flag, want); posted {
 				if err != nil {
-					return &PostError{Op: p.s.kind + " post", Err: err}
+					return p.s.again.of(p.s.kind, "post", 0, err)
 				}
 				return nil
 			}

@@ -80,7 +80,7 @@ func (p *Prepared) Post() error {
 		_, err = p.s.post(p.own[:])
 	}
 	if err != nil {
-		return &PostError{Op: p.s.kind + " post", Err: err}
+		return p.s.again.of(p.s.kind, "post", 0, err)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (p *Prepared) PostAfter(ctx context.Context, j *JFC, crs []CR, spinFor time
 	case !a.posted:
 		return n, p.Post()
 	case a.err != nil:
-		return n, &PostError{Op: p.s.kind + " post", Err: a.err}
+		return n, p.s.again.of(p.s.kind, "post", 0, a.err)
 	}
 	return n, nil
 }

@@ -73,7 +73,7 @@ func (p *PreparedRecv) PostFirst(n int) error {
 		done, err = p.r.postAll(p.own[:n])
 	}
 	if err != nil {
-		return &PostError{Op: p.r.kind + " post prepared recv", Index: done, Err: err}
+		return p.r.again.of(p.r.kind, "post prepared recv", done, err)
 	}
 	return nil
 }

@@ -44,7 +44,13 @@ func rawWRs(wrs []WR) []provider.WR {
 // rawWR fills p with w in the provider's form; p.Local aliases w.Local.
 func rawWR(p *provider.WR, w *WR) { *p = *(*provider.WR)(unsafe.Pointer(w)) }
 
-// rawRecvWR fills p with w in the provider's form.
-func rawRecvWR(p *provider.RecvWR, w *RecvWR) {
-	p.UserCtx, p.Local = w.UserCtx, rawSGEs(w.Local)
+// A RecvWR has the provider's layout too.
+func init() { layout.Must(reflect.TypeFor[RecvWR](), reflect.TypeFor[provider.RecvWR]()) }
+
+// rawRecvWRs is wrs as the provider's receive requests.
+func rawRecvWRs(wrs []RecvWR) []provider.RecvWR {
+	if len(wrs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*provider.RecvWR)(unsafe.Pointer(&wrs[0])), len(wrs))
 }

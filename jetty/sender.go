@@ -22,6 +22,9 @@ type sender struct {
 	mu  sync.Mutex
 	one [1]provider.WR
 	sge [1]provider.SGE
+	// again is the error of the last refusal of a full queue (see
+	// postErrors).
+	again postErrors
 }
 
 // Post queues a batch of work requests (urma_post_jfs_wr). On error it
@@ -33,7 +36,7 @@ func (s *sender) Post(wrs []WR) error {
 	// nothing built, copied or locked here.
 	n, err := s.post(rawWRs(wrs))
 	if err != nil {
-		return &PostError{Op: s.kind + " post", Index: n, Err: err}
+		return s.again.of(s.kind, "post", n, err)
 	}
 	return nil
 }
@@ -128,7 +131,7 @@ func (s *sender) postOne(op urma.Opcode, to *Remote, local *segment.SGE, remote 
 	s.sge[0].Seg = nil
 	s.mu.Unlock()
 	if err != nil {
-		return &PostError{Op: s.kind + " " + op.String(), Index: n, Err: err}
+		return s.again.of(s.kind, op.String(), n, err)
 	}
 	return nil
 }

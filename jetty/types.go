@@ -307,6 +307,9 @@ func jfrStateOf(s provider.State) (urma.JFRState, bool) {
 
 // PostError reports the first request Post did not queue. The requests
 // before Index were queued; the one at Index and those after it were not.
+// A queue that refuses post after post because it is full (urma.ErrAgain)
+// returns one *PostError for them, so that back-pressure allocates
+// nothing: read it, do not change it.
 type PostError struct {
 	Op    string
 	Index int

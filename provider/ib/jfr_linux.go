@@ -19,6 +19,9 @@ import (
 // peer, is a responder QP attached to the SRQ, so receives posted once
 // serve them all.
 type jfr struct {
+	// fullErr is the error of a post of receives while the queue is
+	// full, made once (see sendq.fullErr).
+	fullErr error
 	// accepting counts connections the CM goroutine is accepting onto the
 	// SRQ (QP created, not yet attached), so that forceClose drops them
 	// too before it destroys the SRQ, which refuses while a QP is on it.
@@ -87,6 +90,7 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 		slots: make([]uint64, cfg.Depth), seqs: make([]uint64, cfg.Depth), free: make([]uint32, cfg.Depth),
 		wrs: make([]verbs.RecvWR, 0, 16), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
 		conns: map[*conn]struct{}{}, peers: map[uint32]provider.JettyID{}, udPeers: map[udKey]provider.JettyID{}}
+	j.fullErr = provider.Errorf(provider.ErrAgain, "jfr holds %d receives", j.depth)
 	for i := range j.free {
 		j.free[i] = uint32(cfg.Depth - 1 - i)
 	}
@@ -163,7 +167,7 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 			break
 		}
 		if len(j.free) == 0 {
-			err = provider.Errorf(provider.ErrAgain, "jfr holds %d receives", j.depth)
+			err = j.fullErr
 			break
 		}
 		slot := j.free[len(j.free)-1]

@@ -53,6 +53,10 @@ type sendSlot struct {
 // Requests are numbered by seq; a wr_id is (completer id, low 32 bits of
 // seq), and the slot ring is a power of two so the low bits find the slot.
 type sendq struct {
+	// fullErr is the error of a post to the queue while it is full: made
+	// once, as a loop that posts faster than it polls meets it all the
+	// time.
+	fullErr   error
 	ctx       *ibContext
 	id        uint32
 	cid       uint32
@@ -136,6 +140,7 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 		state: provider.StateReady, slots: make([]sendSlot, ring), mask: uint64(ring - 1),
 		conns: map[*remote]*conn{}, dests: map[*remote]*udDest{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), lsegs: make([]*segment, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
 		segs: make([][]*segment, ring)}
+	q.fullErr = provider.Errorf(provider.ErrAgain, "queue holds %d requests", q.depth)
 	backing := make([]*segment, ring*cfg.MaxSGE)
 	for i := range q.segs {
 		q.segs[i] = backing[i*cfg.MaxSGE : i*cfg.MaxSGE : (i+1)*cfg.MaxSGE]
@@ -221,7 +226,7 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 			return q.flushBatch(batch, i, err)
 		}
 		if q.head-q.tail >= uint64(q.depth) && !q.fuseTail() {
-			return q.flushBatch(batch, i, provider.Errorf(provider.ErrAgain, "queue holds %d requests", q.depth))
+			return q.flushBatch(batch, i, q.fullErr)
 		}
 		if q.state != provider.StateReady {
 			// An earlier request of the batch failed before the device

@@ -3,6 +3,7 @@
 package loopback_test
 
 import (
+	"errors"
 	"runtime"
 	"testing"
 
@@ -87,5 +88,50 @@ func TestQueuedInlineSendsAllocatePerBlock(t *testing.T) {
 	// allocation per request would be 256 more.
 	if got := after.Mallocs - before.Mallocs; got > n/4 {
 		t.Errorf("%d queued inline sends allocated %d times, want at most %d", n, got, n/4)
+	}
+}
+
+// A full queue is the ordinary back-pressure of a loop that posts faster
+// than it polls, and its refusal is met over and over: it must allocate
+// nothing, on every way of posting, sends and receives alike.
+func TestFullQueueRefusalsDoNotAllocate(t *testing.T) {
+	p := newPair(t)
+	jfs, err := jetty.NewJFS(p.a, jetty.JFSConfig{JFC: p.jfcA, Depth: 2})
+	must(t, err)
+	t.Cleanup(func() { _ = jfs.Close() })
+	jfr, err := jetty.NewJFR(p.b, jetty.JFRConfig{JFC: p.jfcB, Depth: 2})
+	must(t, err)
+	t.Cleanup(func() { _ = jfr.Close() })
+	wrs := []jetty.WR{{Opcode: urma.OpWrite, Flags: jetty.Signaled, To: p.remote,
+		Local: []segment.SGE{p.src.SGE(0, 8)}, Remote: p.tgt.SGE(0, 8)}}
+	pr, err := jfs.Prepare(wrs[0])
+	must(t, err)
+	for range 2 {
+		must(t, jfs.Post(wrs))
+		must(t, jfr.Recv(p.dst.SGE(0, 8), 1))
+	}
+	recvs := []jetty.RecvWR{{UserCtx: 2, Local: []segment.SGE{p.dst.SGE(0, 8)}}}
+	prr, err := jfr.PrepareRecv(recvs)
+	must(t, err)
+	cases := map[string]func() error{
+		"Post":              func() error { return jfs.Post(wrs) },
+		"Write":             func() error { return jfs.Write(p.remote, p.tgt.SGE(0, 8), p.src.SGE(0, 8), 0, 3) },
+		"Prepared.Post":     func() error { return pr.Post() },
+		"PostRecv":          func() error { return jfr.PostRecv(recvs) },
+		"Recv":              func() error { return jfr.Recv(p.dst.SGE(0, 8), 4) },
+		"PreparedRecv.Post": func() error { return prr.Post() },
+	}
+	for name, f := range cases {
+		err := f()
+		if !errors.Is(err, urma.ErrAgain) {
+			t.Fatalf("%s on a full queue: %v, want ErrAgain", name, err)
+		}
+		var pe *jetty.PostError
+		if !errors.As(err, &pe) || pe.Index != 0 {
+			t.Fatalf("%s on a full queue: %v, want a *PostError at index 0", name, err)
+		}
+		if n := testing.AllocsPerRun(1000, func() { _ = f() }); n != 0 {
+			t.Errorf("%s on a full queue: %.1f allocations per refusal, want 0", name, n)
+		}
 	}
 }

@@ -44,7 +44,11 @@ func recvSlotSize(maxSGE int) uintptr {
 
 // recvq is the receive side of a JFR or of a Jetty with its own queue.
 type recvq struct {
-	ctx         *lbContext
+	ctx *lbContext
+	// fullErr is the error of a post of receives to the queue while it
+	// is full: made once, as a loop that posts faster than the peer
+	// sends meets it all the time.
+	fullErr     error
 	modifyMu    sync.Mutex // one state change at a time
 	id          uint32
 	maxSGE      int
@@ -114,6 +118,7 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 	}
 	q := &recvq{ctx: c, maxSGE: cfg.MaxSGE, depth: cfg.Depth, mode: cfg.Mode, tokenPolicy: cfg.TokenPolicy,
 		token: cfg.Token, jfc: j, ring: r, inbox: ib}
+	q.fullErr = provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
 	q.setState(uint32(provider.StateReady))
 	j.users.Add(1)
 	j.inboxRQs.add(q)
@@ -243,7 +248,7 @@ func (q *recvq) reserveRecvs(n int) (uint64, int, error) {
 			return pos, got, nil
 		}
 		if !q.ring.AwaitRelease() {
-			return 0, 0, provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
+			return 0, 0, q.fullErr
 		}
 	}
 }

@@ -75,6 +75,9 @@ type sendq struct {
 	ibOut uint64
 	// memo is the last single request Post checked in full (postMemo).
 	memo postMemo
+	// fullErr is the error of a post to the queue while it is full, made
+	// at the first (errFull).
+	fullErr error
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -238,9 +241,14 @@ func (q *sendq) full() error {
 	return nil
 }
 
-// errFull is full's error, apart so that full inlines.
+// errFull is full's error, apart so that full inlines. A loop that posts
+// faster than it polls meets it all the time: it is made once per queue,
+// and returned as it is (see fullErr).
 func (q *sendq) errFull() error {
-	return provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+	if q.fullErr == nil {
+		q.fullErr = provider.Errorf(provider.ErrAgain, "%s is full (depth %d): poll completions", q.name(), q.depth)
+	}
+	return q.fullErr
 }
 
 // wait keeps the request of sequence q.head until it can run: behind
