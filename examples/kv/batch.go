@@ -21,6 +21,10 @@ type batch struct {
 	sges   []segment.SGE
 	gather int
 	n      int
+	// pe receives a full queue's *PostError: errors.As takes its
+	// address, which for a local variable would be a heap allocation at
+	// every refusal, and a full queue refuses all the time.
+	pe *jetty.PostError
 }
 
 // newBatch makes a batch of up to size requests of up to gather local
@@ -57,13 +61,11 @@ func (b *batch) post(q *jetty.JFS) (full bool, err error) {
 		b.n = 0
 		return false, nil
 	}
-	// Declared here, not above: errors.As takes its address, which
-	// would put it on the heap on every post.
-	var pe *jetty.PostError
-	if !errors.As(err, &pe) || !errors.Is(err, urma.ErrAgain) {
+	if !errors.Is(err, urma.ErrAgain) || !errors.As(err, &b.pe) {
 		return false, err
 	}
-	left := copy(b.wrs, b.wrs[pe.Index:b.n])
+	left := copy(b.wrs, b.wrs[b.pe.Index:b.n])
+	b.pe = nil
 	for i := range left {
 		if b.wrs[i].Flags&jetty.Inline == 0 {
 			// The SGEs move with their request, into its new room.
