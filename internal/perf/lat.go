@@ -589,16 +589,23 @@ func (r *run) atomicResponder() error {
 	var reads, seen int64
 	defer func() { e.responderReads += reads; e.responderSeen += seen }()
 	var wait spin.Wait
-	for {
+	look := func() {
 		v := atomic.LoadUint64(word)
 		reads++
 		if v != last {
 			last = v
 			seen++
 		}
+	}
+	for {
+		look()
 		// A peer on the same core gets it now and then, as awaitLast's.
 		wait.Idle()
 		if e.pace.Tick() && r.ctx.Err() != nil {
+			// A last look, after the client's "done": a responder
+			// that was off its core for the whole run still sees
+			// the word the run left.
+			look()
 			return errStopped
 		}
 	}
