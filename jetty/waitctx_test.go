@@ -16,8 +16,13 @@ import (
 // Every blocking wait ends promptly when its context does, with one error
 // convention: a deadline matches context.DeadlineExceeded and
 // urma.ErrTimeout, a cancel context.Canceled, a Close during the wait
-// net.ErrClosed. The latency goal is a millisecond; the bound below is
-// generous for a loaded test machine, and the 99th percentile is logged.
+// net.ErrClosed. A wait that looked at its context only now and then (a
+// tick of some milliseconds) would end a typical wait that long late:
+// the median is held to a bound such a tick cannot meet. A single wait
+// can still end late on a loaded machine (its thread off its core), so
+// the 99th percentile is only logged, and held to a bound that a wait
+// that missed its context entirely (ending at the next event, or never)
+// cannot meet.
 
 // waitLatency runs wait 100 times with a context that ends after 5 ms,
 // by deadline or by cancel, and returns the sorted delays between the
@@ -91,10 +96,10 @@ func TestWaitsEndWithTheirContext(t *testing.T) {
 		for _, byCancel := range []bool{false, true} {
 			how := map[bool]string{false: "deadline", true: "cancel"}[byCancel]
 			late := waitLatency(t, w.name+", "+how, byCancel, w.wait)
-			p99 := late[len(late)*99/100-1]
-			t.Logf("%s, %s: median %v, p99 %v after the context ended", w.name, how, late[len(late)/2], p99)
-			if p99 > 20*time.Millisecond {
-				t.Errorf("%s, %s: p99 %v after the context ended", w.name, how, p99)
+			median, p99 := late[len(late)/2], late[len(late)*99/100-1]
+			t.Logf("%s, %s: median %v, p99 %v after the context ended", w.name, how, median, p99)
+			if median > 5*time.Millisecond || p99 > time.Second {
+				t.Errorf("%s, %s: median %v, p99 %v after the context ended", w.name, how, median, p99)
 			}
 		}
 	}
