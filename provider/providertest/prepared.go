@@ -231,22 +231,29 @@ func testPreparedCopies(t *testing.T, e *env) {
 }
 
 // samePost checks that a prepared request of s and a Post of the same
-// request on a twin sender come out alike: both refused with the same
-// status, or both queued and completing with the same status (a failed
-// request takes its queue to ERROR, hence the twin).
+// request on a twin sender come out alike (see sameOutcome).
 func (e *env) samePost(s sendSide, p *jetty.Prepared) {
 	e.t.Helper()
+	e.sameOutcome(s, "prepared", p.Post, p.WR())
+}
+
+// sameOutcome checks that post, which posts wr on s in some way, and a
+// Post of wr on a twin sender come out alike: both refused with the same
+// status (a *PostError), or both queued and completing with the same
+// status (a failed request takes its queue to ERROR, hence the twin).
+func (e *env) sameOutcome(s sendSide, how string, post func() error, wr jetty.WR) {
+	e.t.Helper()
 	twin := e.sender(jetty.JFSConfig{})
-	errP := p.Post()
-	errW := twin.jfs.Post([]jetty.WR{p.WR()})
-	require.Equal(e.t, urma.StatusOf(errW), urma.StatusOf(errP), "prepared: %v; Post: %v", errP, errW)
+	errP := post()
+	errW := twin.jfs.Post([]jetty.WR{wr})
+	require.Equal(e.t, urma.StatusOf(errW), urma.StatusOf(errP), "%s: %v; Post: %v", how, errP, errW)
 	if errW != nil {
 		var pe *jetty.PostError
 		require.ErrorAs(e.t, errP, &pe)
 		return
 	}
 	crP, crW := e.poll(s.jfc, 1)[0], e.poll(twin.jfc, 1)[0]
-	require.Equal(e.t, crW.Status, crP.Status, "prepared: %v; Post: %v", crP, crW)
+	require.Equal(e.t, crW.Status, crP.Status, "%s: %v; Post: %v", how, crP, crW)
 }
 
 func testPreparedRefused(t *testing.T, e *env) {

@@ -50,20 +50,11 @@ func (e *env) repeatRig() repeatRig {
 	return w
 }
 
-// sameAsFirst posts wr on s again, and on a twin sender that never saw it,
-// and checks they come out alike: both refused with the same status, or
-// both queued and completing with the same status.
+// sameAsFirst posts wr on s again, and checks it comes out as a first
+// post of it on a twin sender that never saw it does (see sameOutcome).
 func (e *env) sameAsFirst(s sendSide, wr jetty.WR) {
 	e.t.Helper()
-	twin := e.sender(jetty.JFSConfig{})
-	errA := s.jfs.Post([]jetty.WR{wr})
-	errB := twin.jfs.Post([]jetty.WR{wr})
-	require.Equal(e.t, urma.StatusOf(errB), urma.StatusOf(errA), "again: %v; first: %v", errA, errB)
-	if errB != nil {
-		return
-	}
-	crA, crB := e.poll(s.jfc, 1)[0], e.poll(twin.jfc, 1)[0]
-	require.Equal(e.t, crB.Status, crA.Status, "again: %v; first: %v", crA, crB)
+	e.sameOutcome(s, "again", func() error { return s.jfs.Post([]jetty.WR{wr}) }, wr)
 }
 
 func testRepeatWrite(t *testing.T, e *env) {
