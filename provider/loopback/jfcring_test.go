@@ -2,11 +2,11 @@ package loopback
 
 import (
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
+	"github.com/urma-go/sdk/provider/loopback/internal/shm/shmtest"
 )
 
 // A JFC record and its sequence word fill one cache line: a record moves
@@ -27,7 +27,7 @@ func TestClaimRecordsBatches(t *testing.T) {
 	}
 	defer r.Close()
 	const producers, perProducer = 3, 20000
-	wait := startProducers(producers, func(p int) {
+	wait := shmtest.StartProducers(producers, func(p int) {
 		for i := 0; i < perProducer; {
 			pos, ok := r.ReserveRecord()
 			if !ok {
@@ -41,7 +41,7 @@ func TestClaimRecordsBatches(t *testing.T) {
 			i++
 		}
 	})
-	seen := newArrivals(producers)
+	seen := shmtest.NewArrivals(producers)
 	var batch [7]provider.CR
 	for taken, size := 0, 1; taken < producers*perProducer; size = size%7 + 1 {
 		took, n := claimRecords(r, batch[:size], false)
@@ -56,42 +56,9 @@ func TestClaimRecordsBatches(t *testing.T) {
 			if rec.Imm != ^rec.UserCtx {
 				t.Fatalf("torn record %#x/%#x", rec.UserCtx, rec.Imm)
 			}
-			seen.see(t, int(rec.UserCtx>>32), int(uint32(rec.UserCtx)))
+			seen.See(t, int(rec.UserCtx>>32), int(uint32(rec.UserCtx)))
 		}
 		taken += n
 	}
 	wait()
-}
-
-// startProducers runs produce(p) for producers p in their own goroutines;
-// the returned function waits for them.
-func startProducers(producers int, produce func(p int)) (wait func()) {
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			produce(p)
-		}()
-	}
-	return wg.Wait
-}
-
-// arrivals checks that each producer's values arrive once each, in order.
-type arrivals []int
-
-func newArrivals(producers int) arrivals {
-	a := make(arrivals, producers)
-	for p := range a {
-		a[p] = -1
-	}
-	return a
-}
-
-func (a arrivals) see(t *testing.T, p, n int) {
-	t.Helper()
-	if p >= len(a) || n != a[p]+1 {
-		t.Fatalf("value %d of producer %d after %v", n, p, a)
-	}
-	a[p] = n
 }

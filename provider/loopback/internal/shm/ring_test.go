@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/urma-go/sdk/provider/loopback/internal/shm/shmtest"
 )
 
 // ringProto is one of the two ways the rings are used: receive rings
@@ -291,39 +293,6 @@ func TestRingReserveUpToCapacity(t *testing.T) {
 	}
 }
 
-// startProducers runs produce(p) for producers p in their own goroutines;
-// the returned function waits for them.
-func startProducers(producers int, produce func(p int)) (wait func()) {
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			produce(p)
-		}()
-	}
-	return wg.Wait
-}
-
-// arrivals checks that each producer's values arrive once each, in order.
-type arrivals []int
-
-func newArrivals(producers int) arrivals {
-	a := make(arrivals, producers)
-	for p := range a {
-		a[p] = -1
-	}
-	return a
-}
-
-func (a arrivals) see(t *testing.T, p, n int) {
-	t.Helper()
-	if p >= len(a) || n != a[p]+1 {
-		t.Fatalf("value %d of producer %d after %v", n, p, a)
-	}
-	a[p] = n
-}
-
 // Producers that reserve in chunks of different sizes and a consumer that
 // claims one at a time: every value arrives once, each producer's in order.
 func TestRingReserveUpToMPMC(t *testing.T) {
@@ -333,7 +302,7 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 	}
 	defer r.Close()
 	const producers, perProducer = 3, 20000
-	wait := startProducers(producers, func(p int) {
+	wait := shmtest.StartProducers(producers, func(p int) {
 		next := 0
 		for chunk := 1; next < perProducer; chunk = chunk%7 + 1 {
 			pos, got := r.ReserveUpTo(min(chunk, perProducer-next))
@@ -350,7 +319,7 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 			}
 		}
 	})
-	seen := newArrivals(producers)
+	seen := shmtest.NewArrivals(producers)
 	for taken := 0; taken < producers*perProducer; {
 		pos, ok := r.Claim()
 		if !ok {
@@ -359,7 +328,7 @@ func TestRingReserveUpToMPMC(t *testing.T) {
 		}
 		v := atomic.LoadUint64((*uint64)(r.Payload(pos)))
 		r.Release(pos)
-		seen.see(t, int(v>>32), int(uint32(v)))
+		seen.See(t, int(v>>32), int(uint32(v)))
 		taken++
 	}
 	wait()
