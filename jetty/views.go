@@ -247,7 +247,7 @@ func recvsUseViews(wrs []provider.RecvWR) bool {
 
 // postAll queues receives, through their views when they name any.
 func (r *receiver) postAll(wrs []provider.RecvWR) (int, error) {
-	if !recvsUseViews(wrs) {
+	if !viewio.Made() || !recvsUseViews(wrs) {
 		return r.post(wrs)
 	}
 	ws := make([]provider.RecvWR, len(wrs))

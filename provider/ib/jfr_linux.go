@@ -177,7 +177,7 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 		}
 		for k := range w.Local {
 			s, e := j.ctx.localSeg(w.Local[k].Seg)
-			if e == nil {
+			if e == nil && !wrcheck.Inside(&w.Local[k], s.desc.VA, s.desc.Len) {
 				e = wrcheck.InSegment(&w.Local[k], s.desc.VA, s.desc.Len)
 			}
 			if e != nil {

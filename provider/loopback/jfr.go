@@ -273,12 +273,18 @@ func (q *recvq) checkRecv(w *provider.RecvWR) error {
 		return provider.Errorf(provider.ErrInvalid, "%d sges, jfr allows %d", len(w.Local), q.maxSGE)
 	}
 	for k := range w.Local {
-		s, err := q.ctx.localSeg(w.Local[k].Seg)
-		if err != nil {
-			return err
+		l := &w.Local[k]
+		// The common case, a live segment of this context and a range
+		// inside it, inline; errors are built by the full checks.
+		s := asSegment(l.Seg)
+		if s == nil || s.ctx != q.ctx || s.closed.Load() {
+			var err error
+			if s, err = q.ctx.localSeg(l.Seg); err != nil {
+				return err
+			}
 		}
-		if err := wrcheck.InSegment(&w.Local[k], s.desc.VA, s.desc.Len); err != nil {
-			return err
+		if !wrcheck.Inside(l, s.desc.VA, s.desc.Len) {
+			return wrcheck.InSegment(l, s.desc.VA, s.desc.Len)
 		}
 		s.noteReceive(q.id)
 	}

@@ -28,6 +28,44 @@ func BenchmarkSendStream8LockFree(b *testing.B) {
 	benchSendStream8On(b, lockFreePair(b), true)
 }
 
+// BenchmarkSendStream8Post is BenchmarkSendStream8 as a user writes it
+// from the API alone, as urmactl perf's default send_bw loop runs: each
+// SEND through JFS.Post of a list of one (one signaled in 64), receives
+// through JFR.PostRecv, on default queues.
+func BenchmarkSendStream8Post(b *testing.B) {
+	const batch = 16
+	p := newPair(b)
+	wrs := []jetty.WR{{Opcode: urma.OpSend, Local: []segment.SGE{p.src.SGE(0, 8)}, To: p.remote}}
+	recvs := make([]jetty.RecvWR, batch)
+	for i := range recvs {
+		recvs[i] = jetty.RecvWR{Local: []segment.SGE{p.dst.SGE(0, 8)}, UserCtx: uint64(i)}
+	}
+	crs := make([]jetty.CR, batch)
+	b.ReportAllocs()
+	sent := 0
+	for b.Loop() {
+		if sent%batch == 0 {
+			must(b, p.jfr.PostRecv(recvs))
+		}
+		sent++
+		wrs[0].Flags = 0
+		if sent%64 == 0 {
+			wrs[0].Flags = jetty.Signaled
+		}
+		must(b, p.jfs.Post(wrs))
+		if sent%64 == 0 {
+			p.pollOne(b, p.jfcA)
+		}
+		if sent%batch == 0 {
+			for got := 0; got < batch; {
+				n, err := p.jfcB.Poll(crs[:batch-got])
+				must(b, err)
+				got += n
+			}
+		}
+	}
+}
+
 func benchSendStream8(b *testing.B, prepared bool) { benchSendStream8On(b, newPair(b), prepared) }
 
 func benchSendStream8On(b *testing.B, p *pair, prepared bool) {

@@ -141,12 +141,19 @@ func wraps(addr, n uint64) bool { return addr+n < addr }
 // buffer would fail the sender of whichever message reached it, and each
 // device reports that differently.
 func InSegment(sg *provider.SGE, va, n uint64) error {
-	// By offsets into the segment, which cannot wrap. Small enough to
-	// inline into a post's loop, with the error built out of line.
-	if off := sg.Addr - va; sg.Addr < va || off > n || uint64(sg.Len) > n-off {
+	if !Inside(sg, va, n) {
 		return outside(sg, va, n)
 	}
 	return nil
+}
+
+// Inside tells whether sg lies inside [va, va+n): InSegment without its
+// error, small enough to inline into a post's loop, which builds the
+// error (with InSegment) only for an SGE that is not.
+func Inside(sg *provider.SGE, va, n uint64) bool {
+	// By the offset into the segment, which cannot wrap.
+	off := sg.Addr - va
+	return sg.Addr >= va && off <= n && uint64(sg.Len) <= n-off
 }
 
 func outside(sg *provider.SGE, va, n uint64) error {

@@ -78,6 +78,7 @@ func TestInSegment(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := InSegment(&c.sg, d.VA, d.Len)
+		require.Equal(t, c.ok, Inside(&c.sg, d.VA, d.Len), "Inside agrees with InSegment: %s", c.name)
 		if c.ok {
 			require.NoError(t, err, c.name)
 		} else {
