@@ -3,6 +3,7 @@ package jetty
 import (
 	"sync"
 
+	"github.com/urma-go/sdk/internal/viewio"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
@@ -76,7 +77,15 @@ type receiver struct {
 // *PostError like Post. PostRecv keeps no reference to wrs.
 func (r *receiver) PostRecv(wrs []RecvWR) error {
 	// The requests have the provider's layout: they go as they are.
-	n, err := r.postAll(rawRecvWRs(wrs))
+	// postAll's test is made here, as in sender.Post.
+	raw := rawRecvWRs(wrs)
+	var n int
+	var err error
+	if !viewio.Made() || !recvsUseViews(raw) {
+		n, err = r.post(raw)
+	} else {
+		n, err = r.postViews(raw)
+	}
 	if err != nil {
 		return r.again.of(r.kind, "post recv", n, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/urma-go/sdk/internal/viewio"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
 	"github.com/urma-go/sdk/urma"
@@ -33,8 +34,16 @@ type sender struct {
 // Post keeps no reference to wrs.
 func (s *sender) Post(wrs []WR) error {
 	// The requests have the provider's layout: they go as they are, with
-	// nothing built, copied or locked here.
-	n, err := s.post(rawWRs(wrs))
+	// nothing built, copied or locked here. post's test is made here, so
+	// that a post without views costs no call on the way.
+	raw := rawWRs(wrs)
+	var n int
+	var err error
+	if !viewio.Made() || !usesViews(raw) {
+		n, err = s.p.Post(raw)
+	} else {
+		n, err = s.postViews(raw)
+	}
 	if err != nil {
 		return s.again.of(s.kind, "post", n, err)
 	}

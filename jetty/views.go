@@ -160,6 +160,11 @@ func (s *sender) post(wrs []provider.WR) (int, error) {
 	if !viewio.Made() || !usesViews(wrs) {
 		return s.p.Post(wrs)
 	}
+	return s.postViews(wrs)
+}
+
+// postViews is post of requests of which some name a view.
+func (s *sender) postViews(wrs []provider.WR) (int, error) {
 	ws := make([]provider.WR, len(wrs))
 	var ps []pending
 	var prepErr error
@@ -250,6 +255,11 @@ func (r *receiver) postAll(wrs []provider.RecvWR) (int, error) {
 	if !viewio.Made() || !recvsUseViews(wrs) {
 		return r.post(wrs)
 	}
+	return r.postViews(wrs)
+}
+
+// postViews is postAll of receives of which some name a view.
+func (r *receiver) postViews(wrs []provider.RecvWR) (int, error) {
 	ws := make([]provider.RecvWR, len(wrs))
 	var ps []pending
 	var prepErr error

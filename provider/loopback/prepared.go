@@ -156,8 +156,11 @@ func (p *prepared) Post() (int, error) {
 		// never faults, and the checks below stop the access itself.
 		p.prefetchRemote()
 	}
-	if err := q.lockOpen(); err != nil {
-		return 0, err
+	locked := !q.closed.Load() && q.mu.TryLockOwner()
+	if !locked || q.closed.Load() {
+		if err := q.lockOpenAfter(locked); err != nil {
+			return 0, err
+		}
 	}
 	// Unlocked here rather than deferred: a deferred call costs the fast
 	// path a closure's setup and a call, and nothing under the lock

@@ -84,8 +84,8 @@ func (l *queueLock) Unlock() {
 }
 
 // LockOwner takes the lock for a lock-free queue's owner, and is Lock for
-// any other queue. Its common ways are short enough to be inlined into a
-// post.
+// any other queue. A post inlines TryLockOwner instead, and calls this
+// only when that fails.
 func (l *queueLock) LockOwner() {
 	if l.single {
 		if l.enter() {
