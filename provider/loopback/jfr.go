@@ -193,13 +193,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	}
 	// Checked first, then written in chunks: one claim of ring slots per
 	// chunk (see ReserveUpTo).
-	valid, verr := len(wrs), error(nil)
-	for i := range wrs {
-		if verr = q.checkRecv(&wrs[i]); verr != nil {
-			valid = i
-			break
-		}
-	}
+	valid, verr := q.checkRecvs(wrs)
 	done, err := 0, verr
 	for done < valid {
 		pos, got, ferr := q.reserveRecvs(valid - done)
@@ -207,9 +201,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 			err = ferr
 			break
 		}
-		for k := range got {
-			q.writeRecv(pos+uint64(k), &wrs[done+k])
-		}
+		q.writeRecvs(pos, wrs[done:done+got])
 		done += got
 	}
 	q.endPosts()
@@ -267,49 +259,85 @@ func (q *recvq) endPosts() {
 	q.posting.leave()
 }
 
-// checkRecv checks a receive request before it is posted.
+// checkRecvs checks the receive requests of a post, and returns how many
+// of them, from the first, passed, and the error of the one after them.
+// The checks of a list are one loop, with the common case inline: an SGE
+// naming the segment the last one named, or a live segment of this
+// context, and a range inside it. Errors are built by checkRecv.
+func (q *recvq) checkRecvs(wrs []provider.RecvWR) (int, error) {
+	var last *segment
+	var lastWords ifaceWords
+	for i := range wrs {
+		w := &wrs[i]
+		ok := len(w.Local) <= q.maxSGE
+		for k := 0; ok && k < len(w.Local); k++ {
+			l := &w.Local[k]
+			s := last
+			if s == nil || !same(&l.Seg, &lastWords) {
+				if s = asSegment(l.Seg); s == nil || s.ctx != q.ctx || s.closed.Load() {
+					ok = false
+					break
+				}
+				s.noteReceive(q.id)
+				last, lastWords = s, wordsOf(&l.Seg)
+			}
+			ok = wrcheck.Inside(l, s.desc.VA, s.desc.Len)
+		}
+		if !ok {
+			if err := q.checkRecv(w); err != nil {
+				return i, err
+			}
+		}
+	}
+	return len(wrs), nil
+}
+
+// checkRecv checks a receive request before it is posted, and returns why
+// it is refused.
 func (q *recvq) checkRecv(w *provider.RecvWR) error {
 	if len(w.Local) > q.maxSGE {
 		return provider.Errorf(provider.ErrInvalid, "%d sges, jfr allows %d", len(w.Local), q.maxSGE)
 	}
 	for k := range w.Local {
-		l := &w.Local[k]
-		// The common case, a live segment of this context and a range
-		// inside it, inline; errors are built by the full checks.
-		s := asSegment(l.Seg)
-		if s == nil || s.ctx != q.ctx || s.closed.Load() {
-			var err error
-			if s, err = q.ctx.localSeg(l.Seg); err != nil {
-				return err
-			}
+		s, err := q.ctx.localSeg(w.Local[k].Seg)
+		if err != nil {
+			return err
 		}
-		if !wrcheck.Inside(l, s.desc.VA, s.desc.Len) {
-			return wrcheck.InSegment(l, s.desc.VA, s.desc.Len)
+		if err := wrcheck.InSegment(&w.Local[k], s.desc.VA, s.desc.Len); err != nil {
+			return err
 		}
 		s.noteReceive(q.id)
 	}
 	return nil
 }
 
-// writeRecv fills the reserved slot pos with w and publishes it.
-func (q *recvq) writeRecv(pos uint64, w *provider.RecvWR) {
-	p := q.ring.Payload(pos)
-	// Field by field: a literal stored through a pointer is built in a
-	// temporary and copied in wide loads, which wait for every earlier
-	// store when they cannot be forwarded from the narrower ones that
-	// built it.
-	rs := (*recvSlot)(p)
-	rs.userCtx, rs.nsge = w.UserCtx, uint32(len(w.Local))
-	dst := unsafe.Slice((*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{}))), q.maxSGE)
-	for k := range w.Local {
-		// checkRecv found it a live segment of this context; if it
-		// closes meanwhile, its generation stops matching and the
-		// sender finds the buffer gone, as after any later close.
-		s := asSegment(w.Local[k].Seg)
-		d := &dst[k]
-		d.addr, d.length, d.handle, d.gen = w.Local[k].Addr, w.Local[k].Len, s.handle, s.ref.gen
+// writeRecvs fills the reserved slots from pos on with wrs, checked by
+// checkRecvs, and publishes them.
+func (q *recvq) writeRecvs(pos uint64, wrs []provider.RecvWR) {
+	r := q.ring
+	for i := range wrs {
+		w := &wrs[i]
+		p := r.Payload(pos)
+		// Field by field: a literal stored through a pointer is built
+		// in a temporary and copied in wide loads, which wait for every
+		// earlier store when they cannot be forwarded from the
+		// narrower ones that built it.
+		rs := (*recvSlot)(p)
+		rs.userCtx, rs.nsge = w.UserCtx, uint32(len(w.Local))
+		d := (*recvSGE)(unsafe.Add(p, unsafe.Sizeof(recvSlot{})))
+		for k := range w.Local {
+			// checkRecvs found it a live segment of this context; if
+			// it closes meanwhile, its generation stops matching and
+			// the sender finds the buffer gone, as after any later
+			// close. At most maxSGE of them: the slot has room.
+			l := &w.Local[k]
+			s := asSegment(l.Seg)
+			d.addr, d.length, d.handle, d.gen = l.Addr, l.Len, s.handle, s.ref.gen
+			d = (*recvSGE)(unsafe.Add(unsafe.Pointer(d), unsafe.Sizeof(recvSGE{})))
+		}
+		r.Publish(pos)
+		pos++
 	}
-	q.ring.Publish(pos)
 }
 
 // wakeSenders lets senders of this process waiting for a receive retry now

@@ -642,6 +642,23 @@ func (e *env) runRecv(b *bench, r recvRow, buf **segment.Segment) {
 		a, err := b.r.jfr.Query()
 		require.NoError(t, err)
 		require.Zero(t, a.Outstanding, "a refused receive holds no slot")
+		// The same receive last in a list, behind good ones: one in a
+		// segment of its own and, unless the row closed it, one in the
+		// row's buffer, which the bad receive may name too. Those are
+		// posted; the error names the bad one.
+		list := []jetty.RecvWR{{Local: []segment.SGE{e.seg(e.b, 64, segment.LocalOnly).SGE(0, 8)}}}
+		if !errors.Is(r.want, urma.ErrClosed) {
+			list = append(list, jetty.RecvWR{Local: []segment.SGE{(*buf).SGE(0, 8)}})
+		}
+		list = append(list, wr)
+		rs := e.receiver(jetty.JFRConfig{})
+		err = rs.jfr.PostRecv(list)
+		require.ErrorAs(t, err, &pe)
+		require.ErrorIs(t, err, r.want)
+		require.Equal(t, len(list)-1, pe.Index, "the receives before the bad one are posted")
+		a, err = rs.jfr.Query()
+		require.NoError(t, err)
+		require.Equal(t, len(list)-1, a.Outstanding, "only the good receives hold slots")
 		return
 	}
 	rs := e.receiver(jetty.JFRConfig{MaxSGE: max(r.sges, min(jetty.DefaultMaxSGE, e.attr.MaxJFRSGE))})
