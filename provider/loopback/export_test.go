@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 )
 
 // SetRuns turns the delivery of SEND runs (sendrun.go) on or off, so that a
@@ -19,8 +20,8 @@ func SetRuns(on bool) { runsOff = !on }
 // (nil: nothing), and returns the restore. Only while no delivery
 // is under way.
 func SetInboxEntryHook(f func()) func() {
-	inboxEntryHook = f
-	return func() { inboxEntryHook = nil }
+	inbox.EntryHook = f
+	return func() { inbox.EntryHook = nil }
 }
 
 // Quarantined counts the segments whose memory was kept because an access
@@ -76,16 +77,16 @@ func EnterJFR(j provider.JFR, posting bool) (leave func(), ok bool) {
 // messages, a peer process opens FD through /proc and drains them.
 type InboxSource struct {
 	FD  int
-	box *inbox
+	box *inbox.Inbox
 }
 
 // NewInboxSource makes an inbox of cells cells.
 func NewInboxSource(cells int) (*InboxSource, error) {
-	b, err := newInbox("bench-inbox", cells)
+	b, err := inbox.New("bench-inbox", cells)
 	if err != nil {
 		return nil, err
 	}
-	return &InboxSource{FD: b.r.Mapping().FD(), box: b}, nil
+	return &InboxSource{FD: b.Ring().Mapping().FD(), box: b}, nil
 }
 
 // Put leaves msg as a SEND, spinning while the inbox is full.
@@ -94,9 +95,9 @@ func (s *InboxSource) Put(msg []byte) { s.PutImm(0, msg) }
 // PutImm leaves msg as a SEND_IMM with immediate data imm, spinning while
 // the inbox is full.
 func (s *InboxSource) PutImm(imm uint64, msg []byte) {
-	h := inboxHeader{len: uint32(len(msg)), opcode: uint8(provider.OpSendImm)}
+	h := inbox.Header{Len: uint32(len(msg)), Opcode: uint8(provider.OpSendImm)}
 	for {
-		if _, ok := s.box.put(h, imm, msg); ok {
+		if _, ok := s.box.Put(h, imm, msg); ok {
 			return
 		}
 	}
@@ -104,18 +105,18 @@ func (s *InboxSource) PutImm(imm uint64, msg []byte) {
 
 // TryPutImm is PutImm that gives up at once when the inbox is full.
 func (s *InboxSource) TryPutImm(imm uint64, msg []byte) bool {
-	h := inboxHeader{len: uint32(len(msg)), opcode: uint8(provider.OpSendImm)}
-	_, ok := s.box.put(h, imm, msg)
+	h := inbox.Header{Len: uint32(len(msg)), Opcode: uint8(provider.OpSendImm)}
+	_, ok := s.box.Put(h, imm, msg)
 	return ok
 }
 
 // InboxMaxData is the longest message an inbox entry holds.
-const InboxMaxData = inboxMaxData
+const InboxMaxData = inbox.MaxData
 
 // InboxCheckMsg is the message PutImm leaves as number i in
 // CheckInbox's stream: i % (InboxMaxData+1) bytes, byte k being i+k.
 func InboxCheckMsg(i uint64) []byte {
-	p := make([]byte, i%(inboxMaxData+1))
+	p := make([]byte, i%(inbox.MaxData+1))
 	for k := range p {
 		p[k] = byte(i + uint64(k))
 	}
@@ -126,46 +127,46 @@ func InboxCheckMsg(i uint64) []byte {
 // messages from it, which must be InboxCheckMsg(0) .. InboxCheckMsg(n-1)
 // in order, with their numbers as immediate data.
 func CheckInbox(fd int, cells int, n uint64) error {
-	box, err := attachInbox(fd, cells)
+	box, err := inbox.Attach(fd, cells)
 	if err != nil {
 		return err
 	}
-	defer box.close()
-	buf := make([]byte, inboxMaxData)
+	defer box.Close()
+	buf := make([]byte, inbox.MaxData)
 	for i := uint64(0); i < n; {
-		pos := box.head()
-		var e inboxEntry
-		if !box.peek(pos, &e) {
+		pos := box.Head()
+		var e inbox.Entry
+		if !box.Peek(pos, &e) {
 			continue
 		}
-		got := buf[:box.copyOut(&e, buf)]
-		if want := InboxCheckMsg(i); e.imm != i || !bytes.Equal(got, want) {
-			return fmt.Errorf("message %d: imm %d, %x; want %x", i, e.imm, got, want)
+		got := buf[:box.CopyOut(&e, buf)]
+		if want := InboxCheckMsg(i); e.Imm != i || !bytes.Equal(got, want) {
+			return fmt.Errorf("message %d: imm %d, %x; want %x", i, e.Imm, got, want)
 		}
-		box.consume(pos + e.cells)
+		box.Consume(pos + e.Cells)
 		i++
 	}
 	return nil
 }
 
 // Drained tells whether the consumer has read every message put.
-func (s *InboxSource) Drained() bool { return s.box.head() == atomic.LoadUint64(s.box.r.EnqPos()) }
+func (s *InboxSource) Drained() bool { return s.box.Head() == atomic.LoadUint64(s.box.Ring().EnqPos()) }
 
 // Close unmaps the inbox.
-func (s *InboxSource) Close() { s.box.close() }
+func (s *InboxSource) Close() { s.box.Close() }
 
 // DrainInbox maps the inbox of cells cells whose memfd fd is (of this
 // process, opened from the source's /proc entry) and consumes its messages
 // as a receive queue delivering its own would: each copied into a buffer
 // and made into a record, up to 16 a turn, until stop closes.
 func DrainInbox(fd int, cells int, stop <-chan struct{}) error {
-	box, err := attachInbox(fd, cells)
+	box, err := inbox.Attach(fd, cells)
 	if err != nil {
 		return err
 	}
-	defer box.close()
+	defer box.Close()
 	var crs [16]provider.CR
-	buf := make([]byte, inboxMaxData)
+	buf := make([]byte, inbox.MaxData)
 	for turn := 0; ; turn++ {
 		if drainTurn(box, crs[:], buf) > 0 {
 			continue
@@ -187,7 +188,7 @@ func SetInbox(on bool) { inboxOff = !on }
 
 // InboxConsumed returns how many cells of j's inbox (j a JFR of this provider)
 // have been consumed: a test's proof that its messages went that way.
-func InboxConsumed(j provider.JFR) uint64 { return j.(*jfrObj).recvq.inbox.box.head() }
+func InboxConsumed(j provider.JFR) uint64 { return j.(*jfrObj).recvq.inbox.box.Head() }
 
 // InboxPeer tells whether j, a JFS or Jetty of this provider, holds a route
 // in the inbox of a queue of another process: its small SENDs went that

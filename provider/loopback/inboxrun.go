@@ -1,6 +1,9 @@
 package loopback
 
-import "github.com/urma-go/sdk/provider"
+import (
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
+)
 
 // inboxRunMax is the most SENDs of a post list one reservation of inbox
 // cells covers.
@@ -10,7 +13,7 @@ const inboxRunMax = 32
 // reserves cells for it: once cells are reserved, every request they were
 // reserved for must be written.
 type inboxRunData struct {
-	bufs [inboxRunMax][inboxMaxData]byte
+	bufs [inboxRunMax][inbox.MaxData]byte
 	data [inboxRunMax][]byte
 }
 
@@ -58,7 +61,7 @@ func (q *sendq) postInboxRun(wrs []provider.WR, rem *remote) int {
 			break
 		}
 		rd.data[n] = data
-		cells += inboxCells(len(data))
+		cells += inbox.Cells(len(data))
 		n++
 	}
 	v := rem.rq
@@ -66,16 +69,16 @@ func (q *sendq) postInboxRun(wrs []provider.WR, rem *remote) int {
 		return 0
 	}
 	box := v.inbox.box
-	pos, ok := box.r.ReserveRecords(cells)
+	pos, ok := box.Reserve(cells)
 	if !ok {
 		return 0
 	}
 	solicited := false
 	for i := range n {
 		w, data := &wrs[i], rd.data[i]
-		box.write(pos, q.inboxHeaderOf(w, len(data)), w.Imm, data)
+		box.Write(pos, q.inboxHeaderOf(w, len(data)), w.Imm, data)
 		q.head++
-		k := inboxCells(len(data))
+		k := inbox.Cells(len(data))
 		q.noteInbox(w, q.head, rem, pos, k, len(data))
 		pos += k
 		solicited = solicited || w.Flags&provider.FlagSolicited != 0

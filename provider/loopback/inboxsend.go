@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
@@ -120,7 +121,7 @@ func (q *sendq) inboxStreams(seq uint64, rem *remote) bool {
 }
 
 // postInbox leaves the SEND w of sequence seq, whose data is data (at most
-// inboxMaxData bytes), in its target's inbox, once inboxFits said it may;
+// inbox.MaxData bytes), in its target's inbox, once inboxFits said it may;
 // false, with nothing done, when the inbox has no room or no route: it
 // goes the usual way.
 func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) bool {
@@ -129,12 +130,12 @@ func (q *sendq) postInbox(w *provider.WR, seq uint64, rem *remote, data []byte) 
 	if s.v != v && !q.switchRoute(v) {
 		return false
 	}
-	pos, ok := v.inbox.box.put(q.inboxHeaderOf(w, len(data)), w.Imm, data)
+	pos, ok := v.inbox.box.Put(q.inboxHeaderOf(w, len(data)), w.Imm, data)
 	if !ok {
 		return false
 	}
 	v.jfc.notify(w.Flags&provider.FlagSolicited != 0)
-	q.noteInbox(w, seq, rem, pos, inboxCells(len(data)), len(data))
+	q.noteInbox(w, seq, rem, pos, inbox.Cells(len(data)), len(data))
 	q.inboxPosted()
 	return true
 }
@@ -149,12 +150,12 @@ func (q *sendq) postInboxPrepared(p *prepared, seq uint64) bool {
 		return false
 	}
 	b := v.inbox.box
-	pos, ok := b.r.ReserveRecords(p.cells)
+	pos, ok := b.Reserve(p.cells)
 	if !ok {
 		return false
 	}
 	w := &p.wr[0]
-	b.writeCells(pos, p.hdr|uint64(s.route)<<32, w.Imm, p.local, p.cells)
+	b.WriteCells(pos, p.hdr|uint64(s.route)<<32, w.Imm, p.local, p.cells)
 	v.jfc.notify(w.Flags&provider.FlagSolicited != 0)
 	q.noteInbox(w, seq, p.rem, pos, p.cells, len(p.local))
 	q.inboxPosted()
@@ -163,12 +164,12 @@ func (q *sendq) postInboxPrepared(p *prepared, seq uint64) bool {
 
 // inboxHeaderOf is the header of the SEND w with n bytes of data, from the
 // queue's route.
-func (q *sendq) inboxHeaderOf(w *provider.WR, n int) inboxHeader {
+func (q *sendq) inboxHeaderOf(w *provider.WR, n int) inbox.Header {
 	var hf uint8
 	if w.Flags&provider.FlagSolicited != 0 {
 		hf = inboxSolicited
 	}
-	return inboxHeader{len: uint32(n), route: q.ib.route, opcode: uint8(w.Opcode), flags: hf}
+	return inbox.Header{Len: uint32(n), Route: q.ib.route, Opcode: uint8(w.Opcode), Flags: hf}
 }
 
 // noteInbox keeps the SEND w of sequence seq, left in rem's inbox in the
@@ -258,9 +259,9 @@ func (q *sendq) reapInbox() int {
 		return 1
 	}
 	ib := s.v.inbox
-	d := ib.box.head()
+	d := ib.box.Head()
 	// Read after deq: a deliverer stores the failure first.
-	fa := ib.routes[s.route].failed()
+	fa := ib.routes[s.route].Failed()
 	done := q.completeDelivered(d, fa)
 	q.countInbox()
 	if s.head != s.tail && fa != 0 && s.at(s.head).end <= d {
@@ -300,18 +301,18 @@ func (q *sendq) withdrawInbox() {
 	}
 	v := s.v
 	ib := v.inbox
-	if !ib.lock(q.inboxGone) {
+	if !ib.box.Lock(selfPID, q.inboxGone) {
 		q.inboxLost(v.peer)
 		return
 	}
-	d := ib.box.head()
+	d := ib.box.Head()
 	rt := &ib.routes[s.route]
-	fa := rt.failed()
+	fa := rt.Failed()
 	q.completeDelivered(d, fa)
 	if r := s.at(s.head); s.head != s.tail && fa != 0 && r.pos == fa-1 {
 		w := provider.WR{Opcode: r.op, Flags: r.flags, UserCtx: r.userCtx}
 		s.head++
-		q.fail(&w, r.seq, r.rem, provider.CRStatus(atomic.LoadUint64(&rt.failSt)))
+		q.fail(&w, r.seq, r.rem, provider.CRStatus(atomic.LoadUint64(&rt.FailSt)))
 	}
 	for ; s.head != s.tail; s.head++ {
 		r := s.at(s.head)
@@ -320,14 +321,14 @@ func (q *sendq) withdrawInbox() {
 			// Still in the inbox, where nobody writes it while the
 			// lock is held; one that deq passed was skipped after a
 			// failure, and the queue in ERROR only flushes it.
-			var data [inboxMaxData]byte
-			e := inboxEntry{pos: r.pos, hdr: inboxHeader{len: r.n}}
-			p.buf = append(p.buf, data[:ib.box.copyOut(&e, data[:])]...)
+			var data [inbox.MaxData]byte
+			e := inbox.Entry{Pos: r.pos, Hdr: inbox.Header{Len: r.n}}
+			p.buf = append(p.buf, data[:ib.box.CopyOut(&e, data[:])]...)
 			p.wr.Inline = p.buf
 		}
 	}
-	rt.reset(ib.box)
-	ib.unlock()
+	rt.Reset(ib.box)
+	ib.box.Unlock()
 	q.countInbox()
 	if q.state == provider.StateReady && len(q.pending) > 0 {
 		q.retries = 0
@@ -407,12 +408,12 @@ func (q *sendq) settleInbox() {
 	}
 	ib := s.v.inbox
 	until := s.at(s.tail - 1).end
-	if !ib.lock(q.inboxGone) {
+	if !ib.box.Lock(selfPID, q.inboxGone) {
 		q.inboxLost(s.v.peer)
 		return
 	}
-	s.v.deliverLocked(int(until-ib.box.head()), until, nil)
-	ib.unlock()
+	s.v.deliverLocked(int(until-ib.box.Head()), until, nil)
+	ib.box.Unlock()
 	if q.reapInbox(); s.head != s.tail {
 		q.withdrawInbox()
 	}
@@ -435,9 +436,9 @@ func (q *sendq) pollInbox() {
 		return
 	}
 	ib := s.v.inbox
-	if a := ib.active(); a != s.seenActive {
+	if a := ib.box.Active(); a != s.seenActive {
 		s.seenActive, s.still = a, 0
-	} else if s.still++; s.still >= inboxStillPolls && ib.held().Load() == 0 {
+	} else if s.still++; s.still >= inboxStillPolls && ib.box.Held().Load() == 0 {
 		s.still = 0
 		q.settleInbox()
 		return
@@ -446,7 +447,7 @@ func (q *sendq) pollInbox() {
 	if s.idle++; s.idle&3 != 0 {
 		return
 	}
-	now, h := monoNow(), ib.box.head()
+	now, h := monoNow(), ib.box.Head()
 	if s.seenAt == 0 || h != s.seenHead {
 		s.seenAt, s.seenHead = now, h
 		return
@@ -481,7 +482,7 @@ func (q *sendq) inboxTimer() {
 		q.inboxLost(s.v.peer)
 		return
 	}
-	if h := s.v.inbox.box.head(); h != s.timerHead {
+	if h := s.v.inbox.box.Head(); h != s.timerHead {
 		s.timerHead = h
 		q.reapInbox()
 	} else {
@@ -502,10 +503,10 @@ func (q *sendq) quietInbox() {
 	q.withdrawInbox()
 }
 
-// dataOf gathers the data of w, a SEND of at most inboxMaxData bytes, into
+// dataOf gathers the data of w, a SEND of at most inbox.MaxData bytes, into
 // buf; false when its memory is not this process's to read, or not valid
 // (the usual way reports that).
-func (q *sendq) dataOf(w *provider.WR, buf *[inboxMaxData]byte) ([]byte, bool) {
+func (q *sendq) dataOf(w *provider.WR, buf *[inbox.MaxData]byte) ([]byte, bool) {
 	if w.InlineBytes() {
 		return w.Inline, true
 	}
@@ -524,5 +525,5 @@ func (q *sendq) dataOf(w *provider.WR, buf *[inboxMaxData]byte) ([]byte, bool) {
 
 // inboxShaped tells whether w is a SEND small enough for an inbox.
 func inboxShaped(w *provider.WR) bool {
-	return (w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm) && w.DataLen() <= inboxMaxData
+	return (w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm) && w.DataLen() <= inbox.MaxData
 }

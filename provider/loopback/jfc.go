@@ -9,6 +9,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
 	"github.com/urma-go/sdk/provider/internal/objtab"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
@@ -87,17 +88,12 @@ func (v *jfcView) pushReserved(pos uint64, reserved bool, cr *provider.CR, sqSeq
 	v.notify(urgent(cr))
 }
 
-// senderWords are the words of a receive record that name the sender.
-type senderWords struct {
-	eid [2]uint64
-	ids uint64
-}
-
-// fill sets s to name q.
-func (s *senderWords) fill(q *sendq) {
-	s.eid[0] = binary.NativeEndian.Uint64(q.ctx.eid[:8])
-	s.eid[1] = binary.NativeEndian.Uint64(q.ctx.eid[8:])
-	s.ids = uint64(q.ctx.uasid) | uint64(q.id)<<32
+// fillSender sets s, the words of a receive record that name the sender,
+// to name q.
+func fillSender(s *inbox.Sender, q *sendq) {
+	s.EID[0] = binary.NativeEndian.Uint64(q.ctx.eid[:8])
+	s.EID[1] = binary.NativeEndian.Uint64(q.ctx.eid[8:])
+	s.IDs = uint64(q.ctx.uasid) | uint64(q.id)<<32
 }
 
 // writeRecv fills the reserved slot pos with the successful record of a
@@ -107,19 +103,19 @@ func (s *senderWords) fill(q *sendq) {
 // and read back in the wider loads write combines them into, cannot be
 // forwarded, so each such load waits for every store before it, the
 // messages' stores to the receiver's lines among them.
-func (v *jfcView) writeRecv(pos uint64, w *provider.WR, rq *rqView, sw *senderWords, userCtx uint64, n uint32) bool {
+func (v *jfcView) writeRecv(pos uint64, w *provider.WR, rq *rqView, sw *inbox.Sender, userCtx uint64, n uint32) bool {
 	return v.writeRecvOf(pos, w.Opcode, w.Flags&provider.FlagSolicited != 0, w.Imm, rq, sw, userCtx, n)
 }
 
 // writeRecvOf is writeRecv for a message known by its opcode, whether it
 // was solicited and its immediate data.
-func (v *jfcView) writeRecvOf(pos uint64, op provider.Opcode, solicited bool, imm uint64, rq *rqView, sw *senderWords, userCtx uint64, n uint32) bool {
+func (v *jfcView) writeRecvOf(pos uint64, op provider.Opcode, solicited bool, imm uint64, rq *rqView, sw *inbox.Sender, userCtx uint64, n uint32) bool {
 	flags, imm := recvFlagsOf(op, solicited, imm, rq)
 	s := (*crSlot)(v.ring.Payload(pos))
 	s.userCtx = userCtx
 	s.word = imm
-	s.remoteEID = sw.eid
-	s.ids = sw.ids
+	s.remoteEID = sw.EID
+	s.ids = sw.IDs
 	s.lenLocal = uint64(n) | uint64(rq.id)<<32
 	crop, _ := provider.CROpcodeOf(op)
 	s.kind = uint64(provider.CRSuccess) | uint64(crop)<<8 | uint64(flags)<<16
@@ -289,7 +285,7 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 		for _, q := range j.inboxRQs.load() {
 			// Looked at here first: most polls find the inbox empty,
 			// and the call alone would cost as much as the look.
-			if q.inbox.waiting() {
+			if q.inbox.box.Waiting() {
 				n += q.deliverInbox(len(crs)-n, crs[n:])
 			}
 		}
@@ -515,8 +511,8 @@ func (j *jfc) HeldByOthers() int {
 	}
 	n := len(j.view.ring.HeldReserved())
 	for _, q := range j.inboxRQs.load() {
-		n += len(q.inbox.box.heldCells())
-		if h := q.inbox.held().Load(); h != 0 && h != selfPID {
+		n += len(q.inbox.box.HeldCells())
+		if h := q.inbox.box.Held().Load(); h != 0 && h != selfPID {
 			n++
 		}
 	}

@@ -252,8 +252,8 @@ func (q *recvq) endPosts() {
 	// Messages may wait in the inbox for these receives. The next poll
 	// delivers them; a JFC armed meanwhile (its Rearm saw no receive for
 	// them) is told now. As urgent: one of them may be solicited.
-	q.inbox.bump()
-	if q.inbox.waiting() {
+	q.inbox.box.Bump()
+	if q.inbox.box.Waiting() {
 		q.jfc.view.notify(true)
 	}
 	q.posting.leave()

@@ -511,7 +511,7 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 			m.CloseFDs()
 			return nil, err
 		}
-		p.maps = append(p.maps, ib.box.r.Mapping())
+		p.maps = append(p.maps, ib.box.Ring().Mapping())
 	}
 	ring, err := shm.AttachRing(m.FDs[0], int(r.Depth), r.SlotSize, 0)
 	m.FDs[0] = -1

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 )
 
 // prepared is a request checked once (provider.Prepared). When fast is set,
@@ -38,7 +39,7 @@ type prepared struct {
 	// takes cells cells, with the header word hdr but for its route
 	// (postInboxPrepared).
 	send, small bool
-	sw          senderWords
+	sw          inbox.Sender
 	cells       uint64
 	hdr         uint64
 }
@@ -94,13 +95,13 @@ func (p *prepared) resolve() bool {
 	}
 	p.resolveRemote()
 	if w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm {
-		p.send, p.small = true, len(p.local) <= inboxMaxData
-		p.sw.fill(p.q)
+		p.send, p.small = true, len(p.local) <= inbox.MaxData
+		fillSender(&p.sw, p.q)
 		if p.small {
-			p.cells = inboxCells(len(p.local))
+			p.cells = inbox.Cells(len(p.local))
 			h := p.q.inboxHeaderOf(w, len(p.local))
-			h.route = 0 // the route the queue holds at each post
-			p.hdr = h.word()
+			h.Route = 0 // the route the queue holds at each post
+			p.hdr = h.Word()
 		}
 	}
 	return true

@@ -77,8 +77,8 @@ func quiesceProcess() {
 	processInboxes.mu.Lock()
 	defer processInboxes.mu.Unlock()
 	for ib := range processInboxes.all {
-		ib.lock(nil)
-		ib.unlock()
+		ib.box.Lock(selfPID, nil)
+		ib.box.Unlock()
 	}
 }
 

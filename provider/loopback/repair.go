@@ -7,9 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 )
 
 // Other processes write this context's rings directly: they push records
@@ -52,11 +51,11 @@ func (c *lbContext) inboxesShared() bool {
 	me := selfPID
 	for _, q := range c.ownRecvqsLocked() {
 		ib := q.inbox
-		if h := ib.held().Load(); h != 0 && h != me {
+		if h := ib.box.Held().Load(); h != 0 && h != me {
 			return true
 		}
 		for i := range ib.routes {
-			if o := atomic.LoadUint64(&ib.routes[i].owner); o != 0 && uint32(o>>32) != me {
+			if o := atomic.LoadUint64(&ib.routes[i].Owner); o != 0 && uint32(o>>32) != me {
 				return true
 			}
 		}
@@ -122,7 +121,7 @@ func appendClaimed(held []heldSlot, q *recvq) []heldSlot {
 	for _, p := range q.ring.HeldClaimed() {
 		held = append(held, heldSlot{rq: q, pos: p})
 	}
-	for _, p := range q.inbox.box.heldCells() {
+	for _, p := range q.inbox.box.HeldCells() {
 		held = append(held, heldSlot{inbox: q, pos: p})
 	}
 	return held
@@ -155,7 +154,7 @@ func (c *lbContext) repair(held []heldSlot) {
 			continue
 		}
 		if h.inbox != nil {
-			h.inbox.inbox.box.hole(h.pos)
+			h.inbox.inbox.box.Hole(h.pos)
 			continue
 		}
 		// The sender died with the message half written: the receive
@@ -175,24 +174,21 @@ func (c *lbContext) repair(held []heldSlot) {
 func (c *lbContext) repairInboxesLocked() {
 	for _, q := range c.ownRecvqsLocked() {
 		ib := q.inbox
-		if h, dead := ib.deadHolder(); dead {
-			ib.held().CompareAndSwap(h, 0)
+		if h, dead := ib.box.DeadHolder(selfPID); dead {
+			ib.box.Held().CompareAndSwap(h, 0)
 		}
 		for i := range ib.routes {
 			rt := &ib.routes[i]
-			o := atomic.LoadUint64(&rt.owner)
-			if o == 0 || alive(int(o>>32)) || !ib.lock(nil) {
+			o := atomic.LoadUint64(&rt.Owner)
+			if o == 0 || inbox.Alive(int(o>>32)) || !ib.box.Lock(selfPID, nil) {
 				continue
 			}
-			rt.reset(ib.box)
-			atomic.CompareAndSwapUint64(&rt.owner, o, 0)
-			ib.unlock()
+			rt.Reset(ib.box)
+			atomic.CompareAndSwapUint64(&rt.Owner, o, 0)
+			ib.box.Unlock()
 		}
 	}
 }
-
-// alive reports whether process pid exists.
-func alive(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH }
 
 // stopped reports whether process pid is stopped (by a signal or a tracer).
 func stopped(pid int32) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
@@ -123,14 +124,14 @@ func TestRepairInbox(t *testing.T) {
 
 	// The dead sender: two cells reserved, the second published as the
 	// rest of an entry, the first never; a route; the consumer lock.
-	pos, ok := b.r.ReserveRecords(2)
+	pos, ok := b.Ring().ReserveRecords(2)
 	require.True(t, ok)
-	shm.StoreRelease(b.r.Seq(pos+1), (pos+2)|inboxCont)
-	atomic.StoreUint64(&ib.routes[3].owner, dead<<32|9)
-	require.True(t, ib.held().CompareAndSwap(0, uint32(dead)))
+	shm.StoreRelease(b.Ring().Seq(pos+1), (pos+2)|inbox.Cont)
+	atomic.StoreUint64(&ib.routes[3].Owner, dead<<32|9)
+	require.True(t, ib.box.Held().CompareAndSwap(0, uint32(dead)))
 	// A live sender's message behind them, on a route of this process.
-	atomic.StoreUint64(&ib.routes[0].owner, uint64(os.Getpid())<<32|1)
-	_, ok = b.put(inboxHeader{len: 5, route: 0, opcode: uint8(provider.OpSend)}, 0, []byte("after"))
+	atomic.StoreUint64(&ib.routes[0].Owner, uint64(os.Getpid())<<32|1)
+	_, ok = b.Put(inbox.Header{Len: 5, Route: 0, Opcode: uint8(provider.OpSend)}, 0, []byte("after"))
 	require.True(t, ok)
 
 	crs := make([]provider.CR, 4)
@@ -141,9 +142,9 @@ func TestRepairInbox(t *testing.T) {
 	held := c.heldSlots()
 	require.Equal(t, []heldSlot{{inbox: q.recvq, pos: pos}}, held, "the unpublished cell is held; the published rest is not")
 	c.repair(held)
-	require.Zero(t, ib.held().Load(), "the dead holder's lock is free")
-	require.Zero(t, atomic.LoadUint64(&ib.routes[3].owner), "the dead sender's route is free")
-	require.NotZero(t, atomic.LoadUint64(&ib.routes[0].owner), "a live sender's route is kept")
+	require.Zero(t, ib.box.Held().Load(), "the dead holder's lock is free")
+	require.Zero(t, atomic.LoadUint64(&ib.routes[3].Owner), "the dead sender's route is free")
+	require.NotZero(t, atomic.LoadUint64(&ib.routes[0].Owner), "a live sender's route is kept")
 
 	n, err = j.Poll(crs)
 	require.NoError(t, err)
@@ -161,11 +162,11 @@ func TestRepairInboxLockOnly(t *testing.T) {
 	c, _, q := openRepairTest(t)
 	ib := q.inbox
 	require.False(t, c.inboxesShared())
-	require.True(t, ib.held().CompareAndSwap(0, uint32(deadPID(t))))
+	require.True(t, ib.box.Held().CompareAndSwap(0, uint32(deadPID(t))))
 	require.Empty(t, c.heldSlots())
 	require.True(t, c.inboxesShared(), "a lock held by another process is not seen")
 	c.repair(nil)
-	require.Zero(t, ib.held().Load(), "the dead holder's lock is free")
+	require.Zero(t, ib.box.Held().Load(), "the dead holder's lock is free")
 	require.False(t, c.inboxesShared())
 }
 
@@ -174,7 +175,7 @@ func TestRepairInboxLockOnly(t *testing.T) {
 // lock from the dead holder.
 func TestInboxLockFromDeadHolder(t *testing.T) {
 	_, _, q := openRepairTest(t)
-	require.True(t, q.inbox.held().CompareAndSwap(0, uint32(deadPID(t))))
+	require.True(t, q.inbox.box.Held().CompareAndSwap(0, uint32(deadPID(t))))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

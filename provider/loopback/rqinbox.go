@@ -3,12 +3,11 @@ package loopback
 import (
 	"encoding/binary"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
-	"github.com/urma-go/sdk/spin"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 )
 
 // rqInbox is the inbox of a receive queue (see docs/architecture.md) as
@@ -18,8 +17,8 @@ import (
 // polled or armed; a sender, in any process, delivers them when the
 // receiver stands still.
 type rqInbox struct {
-	box    *inbox
-	routes *[inboxRoutes]routeSlot
+	box    *inbox.Inbox
+	routes *[inbox.Routes]inbox.Route
 	// local is set in the queue's own process, where the inbox is
 	// unmapped once the queue and every route held by a sender of the
 	// process are gone (refs). A peer's inbox stays mapped until its
@@ -31,66 +30,7 @@ type rqInbox struct {
 	closed bool       // the queue is going: no route is given any more
 	// owners are the send queues of this process holding a route, which
 	// a Close of the queue waits out (see failInbox).
-	owners [inboxRoutes]*sendq
-}
-
-// inboxRoutes is how many send queues one inbox serves at once; a queue
-// that finds none free sends the usual way.
-const inboxRoutes = 64
-
-// inboxHole is the route of an entry the repair wrote in place of one whose
-// producer died before publishing it; it is skipped.
-const inboxHole = 0xffff
-
-// Meta words of an inbox's ring, on two lines: the receiver writes both
-// all the time, and senders read the second now and then.
-const (
-	metaHeld   = 0  // the consumer lock: 0, or the pid of its holder
-	metaActive = 16 // counts the receiver's polls and posts of receives
-)
-
-// routeSlot is a send queue's entry in an inbox's route table, in the
-// shared mapping: it names the sender in the receive records, and tells the
-// sender how delivery went. One line each: senders read their own,
-// deliverers every route.
-type routeSlot struct {
-	// owner is 0 for a free route, else the owner's pid << 32 | its
-	// queue's id.
-	owner uint64
-	// failAt is one past the position of the route's message whose
-	// delivery failed, and failSt its status for the sender; the route's
-	// later messages are not delivered. 0: none failed.
-	failAt uint64
-	failSt uint64
-	// skipBelow is where the route's messages start to count: those
-	// before it were taken back by their sender (see withdrawInbox).
-	skipBelow uint64
-	sw        senderWords
-	_         uint64
-}
-
-func (rt *routeSlot) failed() uint64 { return atomic.LoadUint64(&rt.failAt) }
-
-// skips tells whether the route's message at pos is not to be delivered:
-// taken back by its sender, or after a failure.
-func (rt *routeSlot) skips(pos uint64) bool {
-	return pos < atomic.LoadUint64(&rt.skipBelow) || atomic.LoadUint64(&rt.failAt) != 0
-}
-
-// fail records that the route's message at pos failed with st. Stored
-// before deq moves past the message: a sender that sees it delivered
-// sees this.
-func (rt *routeSlot) fail(pos uint64, st provider.CRStatus) {
-	atomic.StoreUint64(&rt.failSt, uint64(st))
-	atomic.StoreUint64(&rt.failAt, pos+1)
-}
-
-// reset makes the route count from the inbox's enq: messages before it (a
-// former owner's, or its owner's taken back) are skipped, and no failure
-// is recorded. Under the consumer lock, or before the route is used.
-func (rt *routeSlot) reset(b *inbox) {
-	atomic.StoreUint64(&rt.skipBelow, atomic.LoadUint64(b.r.EnqPos()))
-	atomic.StoreUint64(&rt.failAt, 0)
+	owners [inbox.Routes]*sendq
 }
 
 // inboxCellsFor is the size of the inbox of a receive queue of depth
@@ -99,11 +39,11 @@ func (rt *routeSlot) reset(b *inbox) {
 func inboxCellsFor(depth int) int { return min(max(2*depth, 64), 1<<14) }
 
 func newRQInbox(depth int) (*rqInbox, error) {
-	b, err := newInbox("inbox", inboxCellsFor(depth))
+	b, err := inbox.New("inbox", inboxCellsFor(depth))
 	if err != nil {
 		return nil, err
 	}
-	ib := &rqInbox{box: b, routes: b.routes(), local: true}
+	ib := &rqInbox{box: b, routes: b.Routes(), local: true}
 	ib.refs.Store(1)
 	trackInbox(ib)
 	return ib, nil
@@ -111,84 +51,26 @@ func newRQInbox(depth int) (*rqInbox, error) {
 
 // attachRQInbox maps the inbox of a peer's queue, passed as fd.
 func attachRQInbox(fd int, cells int) (*rqInbox, error) {
-	b, err := attachInbox(fd, cells)
+	b, err := inbox.Attach(fd, cells)
 	if err != nil {
 		return nil, err
 	}
-	return &rqInbox{box: b, routes: b.routes()}, nil
+	return &rqInbox{box: b, routes: b.Routes()}, nil
 }
 
 // unref drops a reference to a local inbox; the last one unmaps it.
 func (ib *rqInbox) unref() {
 	if ib.refs.Add(-1) == 0 {
 		untrackInbox(ib)
-		ib.box.close()
+		ib.box.Close()
 	}
 }
-
-func (ib *rqInbox) held() *atomic.Uint32 { return ib.box.r.Meta(metaHeld) }
-
-// bump counts a sign of the receiver's life. One writer in the common case,
-// so no locked instruction: a lost count among racing pollers changes
-// nothing a sender concludes.
-func (ib *rqInbox) bump() {
-	a := ib.box.r.Meta(metaActive)
-	a.Store(a.Load() + 1)
-}
-
-func (ib *rqInbox) active() uint32 { return ib.box.r.Meta(metaActive).Load() }
 
 // selfPID is this process's pid, which names the holder of a consumer
 // lock and the owner of a route. Read once: os.Getpid is a system call on
 // every call, and a poll that delivers takes the lock, so a call there
 // would weigh on a one-core SEND stream (BenchmarkSendStream8).
 var selfPID = uint32(os.Getpid())
-
-// tryLock takes the consumer lock if it is free.
-func (ib *rqInbox) tryLock() bool {
-	h := ib.held()
-	return h.Load() == 0 && h.CompareAndSwap(0, selfPID)
-}
-
-// lock takes the consumer lock, waiting for its holder, who delivers a
-// bounded number of messages; false if gone() says to stop waiting (a
-// peer's inbox whose process died). A holder whose process died (a sender
-// killed while it helped) never lets go: the lock is taken from it.
-func (ib *rqInbox) lock(gone func() bool) bool {
-	var w spin.Wait
-	for i := 1; !ib.tryLock(); i++ {
-		if gone != nil && gone() {
-			return false
-		}
-		if i%256 == 0 {
-			if h, dead := ib.deadHolder(); dead && ib.held().CompareAndSwap(h, selfPID) {
-				return true
-			}
-		}
-		w.Idle()
-		runtime.Gosched()
-	}
-	return true
-}
-
-func (ib *rqInbox) unlock() { ib.held().Store(0) }
-
-// deadHolder returns the consumer lock's holder, and whether it is another
-// process that died (a sender killed while it helped): it never lets go.
-func (ib *rqInbox) deadHolder() (uint32, bool) {
-	h := ib.held().Load()
-	return h, h != 0 && h != selfPID && !alive(int(h))
-}
-
-// waiting tells whether a message is published at the head of the inbox.
-// It reads the head cell's sequence word, not enq: every post writes enq,
-// and a receiver that read it on every poll would take its line from the
-// sender each time.
-func (ib *rqInbox) waiting() bool {
-	r := ib.box.r
-	pos := atomic.LoadUint64(r.DeqPos())
-	return atomic.LoadUint64(r.Seq(pos))&^inboxCont == pos+1
-}
 
 // takeRoute gives q a free route, naming it; false when none is free.
 func (ib *rqInbox) takeRoute(q *sendq) (uint16, bool) {
@@ -200,13 +82,13 @@ func (ib *rqInbox) takeRoute(q *sendq) (uint16, bool) {
 	me := uint64(selfPID)<<32 | uint64(q.id)
 	for i := range ib.routes {
 		rt := &ib.routes[i]
-		if atomic.LoadUint64(&rt.owner) != 0 || !atomic.CompareAndSwapUint64(&rt.owner, 0, me) {
+		if atomic.LoadUint64(&rt.Owner) != 0 || !atomic.CompareAndSwapUint64(&rt.Owner, 0, me) {
 			continue
 		}
 		// Set before the route's first message, which a deliverer
 		// reads after it: stores are seen in order.
-		rt.sw.fill(q)
-		rt.reset(ib.box)
+		fillSender(&rt.Sender, q)
+		rt.Reset(ib.box)
 		ib.owners[i] = q
 		if ib.local {
 			ib.refs.Add(1)
@@ -220,7 +102,7 @@ func (ib *rqInbox) takeRoute(q *sendq) (uint16, bool) {
 func (ib *rqInbox) dropRoute(route uint16) {
 	ib.mu.Lock()
 	ib.owners[route] = nil
-	atomic.StoreUint64(&ib.routes[route].owner, 0)
+	atomic.StoreUint64(&ib.routes[route].Owner, 0)
 	ib.mu.Unlock()
 	if ib.local {
 		ib.unref()
@@ -241,26 +123,20 @@ const inboxBatch = 64
 // this reads.
 func (q *recvq) deliverInbox(max int, out []provider.CR) int {
 	ib := q.inbox
-	if !ib.waiting() || !q.posting.enter(&q.closed) {
+	if !ib.box.Waiting() || !q.posting.enter(&q.closed) {
 		return 0
 	}
 	// A sign of life for the senders whose messages wait (see pollInbox):
 	// counted only then, as a poll that finds none has nobody to tell.
-	ib.bump()
+	ib.box.Bump()
 	n := 0
-	if ib.tryLock() {
+	if ib.box.TryLock(selfPID) {
 		n, _ = q.view.deliverLocked(max, ^uint64(0), out)
-		ib.unlock()
+		ib.box.Unlock()
 	}
 	q.posting.leave()
 	return n
 }
-
-// inboxEntryHook, set only by tests, runs first thing when an inbox's
-// message is read (inbox.entryAt): a test posts there what must land in
-// the middle of a delivery. In the read itself, so that nothing a
-// delivery does before the read can come after the hook.
-var inboxEntryHook func()
 
 // deliverLocked delivers v's inbox's messages in order, up to max of them
 // and up to position until, under the consumer lock. With out, their
@@ -273,14 +149,14 @@ var inboxEntryHook func()
 func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made int, rnr bool) {
 	ib := v.inbox
 	b := ib.box
-	pos := b.head()
-	var e inboxEntry
+	pos := b.Head()
+	var e inbox.Entry
 	jr := v.jfc.ring
 	for n := 0; n < max && pos < until; n++ {
 		if out != nil && made == len(out) {
 			break
 		}
-		if !b.entryAt(pos, &e) {
+		if !b.EntryAt(pos, &e) {
 			break
 		}
 		// Read after the message was seen, never before: a record its
@@ -292,9 +168,9 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 		if out != nil && atomic.LoadUint64(jr.EnqPos()) != atomic.LoadUint64(jr.DeqPos()) {
 			break
 		}
-		if e.hdr.route < inboxRoutes {
-			rt := &ib.routes[e.hdr.route]
-			if !rt.skips(pos) {
+		if e.Hdr.Route < inbox.Routes {
+			rt := &ib.routes[e.Hdr.Route]
+			if !rt.Skips(pos) {
 				var cr *provider.CR
 				if out != nil {
 					cr = &out[made]
@@ -308,12 +184,12 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 					made++
 				}
 				if st != provider.CRSuccess {
-					rt.fail(pos, st)
+					rt.Fail(pos, st)
 				}
 			}
 		}
-		pos += e.cells
-		b.consume(pos)
+		pos += e.Cells
+		b.Consume(pos)
 	}
 	return made, rnr
 }
@@ -323,7 +199,7 @@ func (v *rqView) deliverLocked(max int, until uint64, out []provider.CR) (made i
 // does for a SEND from another queue's core. It returns the status the
 // sender completes with, or rnr when no receive is posted (and out is not
 // written).
-func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (provider.CRStatus, bool) {
+func (v *rqView) deliverEntry(e *inbox.Entry, rt *inbox.Route, out *provider.CR) (provider.CRStatus, bool) {
 	if st := v.ready(); st != provider.CRSuccess {
 		return st, false
 	}
@@ -332,7 +208,7 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 		return provider.CRSuccess, true
 	}
 	userCtx := (*recvSlot)(v.ring.Payload(pos)).userCtx
-	n := e.hdr.len
+	n := e.Hdr.Len
 	if v.copyEntry(e, pos) {
 		v.ring.Release(pos)
 		if out != nil {
@@ -344,8 +220,8 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 			v.jfc.overflow()
 			return provider.CRSuccess, false
 		}
-		solicited := e.hdr.flags&inboxSolicited != 0
-		urgent := v.jfc.writeRecvOf(rpos, provider.Opcode(e.hdr.opcode), solicited, e.imm, v, &rt.sw, userCtx, n)
+		solicited := e.Hdr.Flags&inboxSolicited != 0
+		urgent := v.jfc.writeRecvOf(rpos, provider.Opcode(e.Hdr.Opcode), solicited, e.Imm, v, &rt.Sender, userCtx, n)
 		v.jfc.notify(urgent)
 		return provider.CRSuccess, false
 	}
@@ -363,8 +239,8 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 	case uint64(n) > r.total():
 		cr.Status, sender = provider.CRLocLenErr, provider.CRRemOperationErr
 	default:
-		var buf [inboxMaxData]byte
-		data := buf[:v.inbox.box.copyOut(e, buf[:])]
+		var buf [inbox.MaxData]byte
+		data := buf[:v.inbox.box.CopyOut(e, buf[:])]
 		var src sgList
 		src.addBytes(data)
 		m, err := copySG(&r, &src)
@@ -392,36 +268,36 @@ func (v *rqView) deliverEntry(e *inboxEntry, rt *routeSlot, out *provider.CR) (p
 
 // recvCR fills c with the successful record of the receive (userCtx) that
 // the message e took, field by field (see toCR).
-func (v *rqView) recvCR(c *provider.CR, e *inboxEntry, rt *routeSlot, userCtx uint64) {
-	op := provider.Opcode(e.hdr.opcode)
-	flags, imm := recvFlagsOf(op, e.hdr.flags&inboxSolicited != 0, e.imm, v)
+func (v *rqView) recvCR(c *provider.CR, e *inbox.Entry, rt *inbox.Route, userCtx uint64) {
+	op := provider.Opcode(e.Hdr.Opcode)
+	flags, imm := recvFlagsOf(op, e.Hdr.Flags&inboxSolicited != 0, e.Imm, v)
 	c.Status, c.Flags = provider.CRSuccess, flags
 	c.Opcode, _ = provider.CROpcodeOf(op)
 	c.WROpcode = 0
-	c.Len, c.UserCtx, c.LocalID = e.hdr.len, userCtx, v.id
-	c.RemoteID.UASID, c.RemoteID.ID = uint32(rt.sw.ids), uint32(rt.sw.ids>>32)
-	binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], rt.sw.eid[0])
-	binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], rt.sw.eid[1])
+	c.Len, c.UserCtx, c.LocalID = e.Hdr.Len, userCtx, v.id
+	c.RemoteID.UASID, c.RemoteID.ID = uint32(rt.Sender.IDs), uint32(rt.Sender.IDs>>32)
+	binary.NativeEndian.PutUint64(c.RemoteID.EID[:8], rt.Sender.EID[0])
+	binary.NativeEndian.PutUint64(c.RemoteID.EID[8:], rt.Sender.EID[1])
 	c.Imm = imm
 }
 
 // copyEntry copies the message e into the receive at pos the short way,
 // when the receive is one buffer of memory this process maps, large
 // enough; false when it is not, and nothing was copied.
-func (v *rqView) copyEntry(e *inboxEntry, pos uint64) bool {
+func (v *rqView) copyEntry(e *inbox.Entry, pos uint64) bool {
 	sges := v.sges(pos)
 	if len(sges) != 1 {
 		return false
 	}
 	sg := &sges[0]
 	ref := v.bufRef(sg.handle, sg.gen)
-	if ref == nil || ref.mem == nil || sg.length < e.hdr.len || ref.acquire() != provider.CRSuccess {
+	if ref == nil || ref.mem == nil || sg.length < e.Hdr.Len || ref.acquire() != provider.CRSuccess {
 		return false
 	}
 	var dst span
-	ok := ref.span(sg.addr, e.hdr.len, &dst)
+	ok := ref.span(sg.addr, e.Hdr.Len, &dst)
 	if ok {
-		v.inbox.box.copyOut(e, dst.b)
+		v.inbox.box.CopyOut(e, dst.b)
 	}
 	ref.release()
 	return ok
@@ -478,20 +354,20 @@ func (q *recvq) endInbox(closing bool) {
 	}
 	ib.mu.Unlock()
 	quiesce(owners)
-	ib.lock(nil)
+	ib.box.Lock(selfPID, nil)
 	b := ib.box
-	pos := b.head()
-	var e inboxEntry
-	for b.entryAt(pos, &e) {
-		if e.hdr.route < inboxRoutes {
-			if rt := &ib.routes[e.hdr.route]; !rt.skips(pos) {
-				rt.fail(pos, provider.CRRemAccessAbortErr)
+	pos := b.Head()
+	var e inbox.Entry
+	for b.EntryAt(pos, &e) {
+		if e.Hdr.Route < inbox.Routes {
+			if rt := &ib.routes[e.Hdr.Route]; !rt.Skips(pos) {
+				rt.Fail(pos, provider.CRRemAccessAbortErr)
 			}
 		}
-		pos += e.cells
+		pos += e.Cells
 	}
-	b.consume(pos)
-	ib.unlock()
+	b.Consume(pos)
+	ib.box.Unlock()
 }
 
 // inboxSolicited is the header flag of a message sent FlagSolicited.
@@ -537,5 +413,5 @@ func (q *recvq) deliverable() bool {
 		return false
 	}
 	defer q.posting.leave()
-	return q.inbox.waiting() && q.ring.Len() > 0
+	return q.inbox.box.Waiting() && q.ring.Len() > 0
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/urma-go/sdk/provider/internal/qcheck"
 	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
@@ -243,7 +244,7 @@ func (q *sendq) postSmall(w *provider.WR, rem *remote) bool {
 	if rem == nil || !q.inboxFits(q.head, rem) {
 		return false
 	}
-	var buf [inboxMaxData]byte
+	var buf [inbox.MaxData]byte
 	data, ok := q.dataOf(w, &buf)
 	return ok && q.postInbox(w, q.head, rem, data)
 }

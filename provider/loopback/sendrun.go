@@ -6,6 +6,7 @@ import (
 
 	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
 )
 
 // A run is a stretch of a post list made of SENDs to one receive queue,
@@ -106,8 +107,8 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		q.unpinRun(n)
 		return 0
 	}
-	var sw senderWords
-	sw.fill(q)
+	var sw inbox.Sender
+	fillSender(&sw, q)
 	first, reserved := v.jfc.ring.ReserveRecords(uint64(n))
 	wake := false
 	for i := 0; i < n; i++ {

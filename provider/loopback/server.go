@@ -506,7 +506,7 @@ func (s *ctlServer) jettyReply(reply wire.Message, rq *recvq) (wire.Message, []i
 		CRFlags: uint32(rq.crFlags), JFCID: rq.jfc.id, JFCDepth: uint32(rq.jfc.view.ring.Cap()),
 		JFCSlotSize: rq.jfc.view.ring.SlotSize()}
 	fds := make([]int, 0, 4)
-	for _, fd := range []int{rq.ring.Mapping().FD(), rq.jfc.view.ring.Mapping().FD(), rq.jfc.view.efd, rq.inbox.box.r.Mapping().FD()} {
+	for _, fd := range []int{rq.ring.Mapping().FD(), rq.jfc.view.ring.Mapping().FD(), rq.jfc.view.efd, rq.inbox.box.Ring().Mapping().FD()} {
 		if fd < 0 {
 			continue
 		}
@@ -523,7 +523,7 @@ func (s *ctlServer) jettyReply(reply wire.Message, rq *recvq) (wire.Message, []i
 	if rq.jfc.view.efd >= 0 {
 		r.HasEventfd = 1
 	}
-	r.InboxCells = uint32(rq.inbox.box.r.Cap())
+	r.InboxCells = uint32(rq.inbox.box.Ring().Cap())
 	reply.Payload = r.Encode()
 	reply.FDs = fds
 	return reply, fds
