@@ -230,6 +230,14 @@ func (r *memRef) lossStatus() provider.CRStatus {
 // names its JFR or Jetty as a SEND does, and on verbs travels on a
 // connection to it that its Close or ERROR ends.
 func (v *rqView) ready() provider.CRStatus {
+	// A READY queue of this process inline; the rest out of line.
+	if v.local != nil && provider.State(v.local.st.Load()) == provider.StateReady {
+		return provider.CRSuccess
+	}
+	return v.readySlow()
+}
+
+func (v *rqView) readySlow() provider.CRStatus {
 	var s uint32
 	if v.local != nil {
 		s = v.local.st.Load()

@@ -69,7 +69,7 @@ const inboxStream = 2
 
 // inboxPollEvery is how many polls of a JFC pass between looks at the
 // inbox requests of the send queues that complete into it (see
-// jfc.pollSenders).
+// jfc.sweepDue).
 const inboxPollEvery = 8
 
 // inboxStillPolls is how many empty polls in a row must find the receiver

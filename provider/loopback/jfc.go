@@ -198,7 +198,7 @@ type jfc struct {
 	// send queues whose inbox requests they complete.
 	inboxRQs queueList[*recvq]
 	inboxSQs queueList[*sendq]
-	sweeps   uint64 // polls, for pollSenders
+	sweeps   uint64 // polls, for sweepDue
 	// alone is set for a lock-free JFC (provider.JFCConfig.LockFree):
 	// its poller claims records and credits their queues with plain
 	// stores, where concurrent pollers need a CAS for each.
@@ -256,7 +256,9 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	if j.closed.Load() {
 		return 0, errClosed("jfc")
 	}
-	j.pollSenders()
+	if j.sweepDue() {
+		j.sweepSenders()
+	}
 	r := j.view.ring
 	n := 0
 	for n < len(crs) {
@@ -296,21 +298,24 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	return n, nil
 }
 
-// pollSenders completes what the inboxes delivered for the send queues that
-// complete here: their records are then in the ring. (The inboxes of the
-// receive queues that complete here deliver into the poll's output, after
-// the ring's records.)
-func (j *jfc) pollSenders() {
-	// One poll in inboxPollEvery looks: a look takes the queue's lock and
-	// reads lines the receiver writes as it delivers (deq, its activity),
-	// and a sender spinning on its JFC would take them from it on every
-	// poll. The count is stored plainly: racing pollers may lose a count,
-	// which only moves the next look.
+// sweepDue counts a poll and tells whether it is one that looks at the
+// inboxes of the send queues that complete here (sweepSenders). One poll
+// in inboxPollEvery looks: a look takes the queue's lock and reads lines
+// the receiver writes as it delivers (deq, its activity), and a sender
+// spinning on its JFC would take them from it on every poll. The count is
+// stored plainly: racing pollers may lose a count, which only moves the
+// next look.
+func (j *jfc) sweepDue() bool {
 	n := atomic.LoadUint64(&j.sweeps) + 1
 	shm.StoreRelease(&j.sweeps, n)
-	if n%inboxPollEvery != 0 {
-		return
-	}
+	return n%inboxPollEvery == 0
+}
+
+// sweepSenders completes what the inboxes delivered for the send queues
+// that complete here: their records are then in the ring. (The inboxes of
+// the receive queues that complete here deliver into the poll's output,
+// after the ring's records.)
+func (j *jfc) sweepSenders() {
 	for _, q := range j.inboxSQs.load() {
 		if q.inboxOut() != 0 {
 			q.pollInbox()
