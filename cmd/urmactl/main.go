@@ -20,6 +20,6 @@ func main() {
 	if err := cli.New().Execute(); err != nil {
 		// An error can quote what a peer sent; its lines are kept.
 		fmt.Fprintln(os.Stderr, "urmactl:", termsafe.Lines(err.Error()))
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -145,15 +146,27 @@ func TestBinary(t *testing.T) {
 	t.Run("bad output", func(t *testing.T) {
 		for _, args := range [][]string{{"device", "ls", "-o", "yaml"}, {"device", "show", "loopback0", "-o", "yaml"}} {
 			out, errOut, code := run(t, bin, args...)
-			assert.Equal(t, 1, code)
+			assert.Equal(t, 2, code, "a usage error")
 			assert.Empty(t, out)
 			assert.Equal(t, "urmactl: invalid output format \"yaml\" (want table|wide|json)\n", errOut)
 		}
 	})
 
-	t.Run("usage error", func(t *testing.T) {
-		_, errOut, code := run(t, bin, "device", "bogus")
-		assert.Equal(t, 1, code)
-		assert.Contains(t, errOut, "urmactl:")
+	t.Run("usage errors exit 2", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"device", "bogus"}, {"bogus"}, {"device", "ls", "--bogus"}, {"device", "show"},
+			{"device", "show", "a", "b"}, {"segment", "ls", "extra"}, {"perf"}, {"perf", "write_lat", "-Z"},
+		} {
+			out, errOut, code := run(t, bin, args...)
+			assert.Equal(t, 2, code, args)
+			assert.Empty(t, out, args)
+			assert.True(t, strings.HasPrefix(errOut, "urmactl: "), "%v: %q", args, errOut)
+		}
+	})
+
+	t.Run("version", func(t *testing.T) {
+		out, errOut, code := run(t, bin, "--version")
+		require.Equal(t, 0, code, errOut)
+		assert.Regexp(t, `^urmactl version \S+.*, go1\.\S+ `+runtime.GOOS+`/`+runtime.GOARCH+`\n$`, out)
 	})
 }

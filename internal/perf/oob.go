@@ -126,17 +126,36 @@ func (o *oob) close() {
 	})
 }
 
-// dialOOB connects to the server, retrying while it is not listening yet.
-func dialOOB(ctx context.Context, addr string, wait time.Duration) (net.Conn, error) {
+// dialAttempt bounds one attempt of dialOOB: a server host that does not
+// answer at all is retried, and told of, after it rather than after the
+// kernel's connect timeout.
+const dialAttempt = time.Second
+
+// dialOOB connects to the server, retrying for wait while it refuses (not
+// listening yet: scripts start both sides at once) or does not answer.
+// The first such failure is told to log at once, so that a client whose
+// server is not there says so instead of waiting silently; any other
+// failure (an unknown host, an unreachable network) ends it at once.
+func dialOOB(ctx context.Context, addr string, wait time.Duration, log io.Writer) (net.Conn, error) {
 	deadline := time.Now().Add(wait)
-	var d net.Dialer
+	told := false
 	for {
+		d := net.Dialer{Timeout: min(dialAttempt, max(time.Until(deadline), time.Millisecond))}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			return c, nil
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ne net.Error
+		retry := errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ne) && ne.Timeout()
+		if !retry || !time.Now().Before(deadline) {
 			return nil, fmt.Errorf("connect to the perf server at %s: %w", addr, err)
+		}
+		if !told && log != nil {
+			fmt.Fprintf(log, "perf: no server at %s yet (%v); trying for %v\n", addr, err, wait)
+			told = true
 		}
 		select {
 		case <-ctx.Done():

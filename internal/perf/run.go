@@ -32,6 +32,9 @@ type Side struct {
 	Log io.Writer
 }
 
+// clientWait is how long a client tries to reach its server.
+const clientWait = 10 * time.Second
+
 // durationSamples bounds the latency samples of a -D run.
 const durationSamples = 1 << 22
 
@@ -47,7 +50,7 @@ func Client(ctx context.Context, cfg Config, s Side, w io.Writer) (*Report, erro
 		return nil, err
 	}
 	defer e.close()
-	c, err := dialOOB(ctx, s.Addr, 10*time.Second)
+	c, err := dialOOB(ctx, s.Addr, clientWait, s.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -30,13 +30,15 @@ type DeviceShowOptions struct {
 
 func newDeviceCmd() *cobra.Command {
 	dev := newGroupCmd("device", []string{"dev"}, "List and show URMA devices")
+	dev.Example = "  urmactl device ls\n  urmactl device show rxe0"
 
 	var lsOpts DeviceListOptions
 	ls := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List devices",
-		Args:    cobra.NoArgs,
+		Example: "  urmactl device ls\n  urmactl device ls -o wide\n  urmactl device ls -o json",
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return DeviceList(cmd.OutOrStdout(), lsOpts)
 		},
@@ -45,9 +47,11 @@ func newDeviceCmd() *cobra.Command {
 
 	var showOpts DeviceShowOptions
 	show := &cobra.Command{
-		Use:   "show NAME",
-		Short: "Show every attribute of a device",
-		Args:  cobra.ExactArgs(1),
+		Use:               "show NAME",
+		Short:             "Show every attribute of a device",
+		Example:           "  urmactl device show loopback0\n  urmactl device show rxe0 -o json",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeDeviceArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			showOpts.Name = args[0]
 			return DeviceShow(cmd.OutOrStdout(), showOpts)

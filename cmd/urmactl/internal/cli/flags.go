@@ -30,7 +30,7 @@ func newGroupCmd(use string, aliases []string, short string) *cobra.Command {
 // unknown command "ls". Parsing the flags reports the unknown flag itself.
 func groupRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+		return usage(fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath()))
 	}
 	return cmd.Help()
 }

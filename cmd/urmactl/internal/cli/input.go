@@ -105,7 +105,7 @@ func decodeInput(cmd *cobra.Command, args []string) (string, error) {
 	}
 	if f, ok := cmd.InOrStdin().(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return "", fmt.Errorf("no descriptor given: pass it as HEX, or pipe it in (use %q to read a terminal)", StdinArg)
+			return "", usage(fmt.Errorf("no descriptor given: pass it as HEX, or pipe it in (use %q to read a terminal)", StdinArg))
 		}
 	}
 	return StdinArg, nil

@@ -31,13 +31,15 @@ type JettyDecodeOptions struct {
 
 func newJettyCmd() *cobra.Command {
 	jc := newGroupCmd("jetty", nil, "List live loopback JFSs, JFRs and Jetties and decode jetty descriptors")
+	jc.Example = "  urmactl jetty ls\n  urmactl jetty decode 0102...   # 64 hex digits"
 
 	var lsOpts JettyListOptions
 	ls := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List the JFSs, JFRs and Jetties of every live loopback context on this host",
-		Args:    cobra.NoArgs,
+		Example: "  urmactl jetty ls\n  urmactl jetty ls -o wide --timeout 500ms\n  urmactl jetty ls -o json",
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lsOpts.Warn = cmd.ErrOrStderr()
 			return JettyList(cmd.OutOrStdout(), lsOpts)
@@ -50,7 +52,9 @@ func newJettyCmd() *cobra.Command {
 	dec := &cobra.Command{
 		Use:   "decode [HEX|-]",
 		Short: "Decode a marshalled JFR or Jetty descriptor (32 bytes) given in hex or on stdin",
-		Args:  cobra.MaximumNArgs(1),
+		Example: "  urmactl jetty decode 0102...          # the descriptor's 64 hex digits\n" +
+			"  some-program | urmactl jetty decode -   # its 32 bytes, or their hex, on stdin",
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := decodeInput(cmd, args)
 			if err != nil {

@@ -77,7 +77,8 @@ func newPerfCmd() *cobra.Command {
 			"  urmactl perf write_lat --eid 1 127.0.0.1         # client\n" +
 			"  urmactl perf send_bw -a -p RC 127.0.0.1 -o json\n" +
 			"  urmactl perf atomic_lat -A faa --tuned 127.0.0.1",
-		Args: cobra.RangeArgs(1, 2),
+		Args:              usageArgs(cobra.RangeArgs(1, 2)),
+		ValidArgsFunction: completePerfArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Test = args[0]
 			if len(args) == 2 {
@@ -87,7 +88,7 @@ func newPerfCmd() *cobra.Command {
 				o.Inline = -1 // latency tests inline up to the device's maximum
 			}
 			if err := refuseZeros(cmd); err != nil {
-				return perfFailed(cmd.OutOrStdout(), o, nil, err)
+				return perfFailed(cmd.OutOrStdout(), o, nil, usage(err))
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -97,10 +98,10 @@ func newPerfCmd() *cobra.Command {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		for letter, now := range movedLetters {
 			if strings.HasPrefix(err.Error(), "unknown shorthand flag: '"+letter+"'") {
-				return fmt.Errorf("%w (perf's letters are urma_perftest's: use %s)", err, now)
+				return usage(fmt.Errorf("%w (perf's letters are urma_perftest's: use %s)", err, now))
 			}
 		}
-		return err
+		return usage(err)
 	})
 	// The letters are urma_perftest's (perftest_parameters.c); where
 	// one of urma_perftest's means something this command does not have,
@@ -247,10 +248,10 @@ func perfFailed(out io.Writer, o PerfOptions, rep *perf.Report, err error) error
 func runPerf(ctx context.Context, out, log io.Writer, o PerfOptions) (*perf.Report, error) {
 	cfg, err := perfConfig(o)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
 	if o.Port < 1 || o.Port > 65535 {
-		return nil, fmt.Errorf("port %d: want 1 to 65535", o.Port)
+		return nil, usage(fmt.Errorf("port %d: want 1 to 65535", o.Port))
 	}
 	if o.CPU != noCPU {
 		if err := pinThread(o.CPU); err != nil {

@@ -23,12 +23,13 @@ func checkOutput(o string) error {
 	case OutputTable, OutputWide, OutputJSON:
 		return nil
 	}
-	return fmt.Errorf("invalid output format %q (want %s)", o,
-		strings.Join([]string{OutputTable, OutputWide, OutputJSON}, "|"))
+	return usage(fmt.Errorf("invalid output format %q (want %s)", o,
+		strings.Join([]string{OutputTable, OutputWide, OutputJSON}, "|")))
 }
 
 // New returns urmactl's root command. Errors are returned from Execute, not
-// printed by cobra; the caller prints them and exits 1.
+// printed by cobra; the caller prints them and exits with ExitCode's
+// status (2 for a UsageError).
 func New() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "urmactl",
@@ -37,11 +38,19 @@ func New() *cobra.Command {
 			"segments and jetties of the live loopback contexts on this host, decodes\n" +
 			"the segment and jetty descriptors that peers exchange, and measures latency\n" +
 			"and bandwidth between two processes (perf).",
+		Example: "  urmactl device ls\n" +
+			"  urmactl device show loopback0 -o json\n" +
+			"  urmactl segment ls -o wide\n" +
+			"  urmactl perf write_lat                    # then, elsewhere: urmactl perf write_lat --eid 1 127.0.0.1\n" +
+			"  source <(urmactl completion bash)         # completions of commands, devices, tests and flag values",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
 		RunE:          groupRun,
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
 	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd(), newPerfCmd())
+	addCompletions(root)
 	return root
 }

@@ -31,13 +31,15 @@ type SegmentDecodeOptions struct {
 
 func newSegmentCmd() *cobra.Command {
 	seg := newGroupCmd("segment", []string{"seg"}, "List live loopback segments and decode segment descriptors")
+	seg.Example = "  urmactl segment ls\n  urmactl segment decode 0102...   # 96 hex digits"
 
 	var lsOpts SegmentListOptions
 	ls := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List the segments of every live loopback context on this host",
-		Args:    cobra.NoArgs,
+		Example: "  urmactl segment ls\n  urmactl seg ls -o wide --timeout 500ms\n  urmactl segment ls -o json",
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lsOpts.Warn = cmd.ErrOrStderr()
 			return SegmentList(cmd.OutOrStdout(), lsOpts)
@@ -50,7 +52,9 @@ func newSegmentCmd() *cobra.Command {
 	dec := &cobra.Command{
 		Use:   "decode [HEX|-]",
 		Short: "Decode a marshalled segment descriptor (48 bytes) given in hex or on stdin",
-		Args:  cobra.MaximumNArgs(1),
+		Example: "  urmactl segment decode 0102...          # the descriptor's 96 hex digits\n" +
+			"  some-program | urmactl segment decode -   # its 48 bytes, or their hex, on stdin",
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := decodeInput(cmd, args)
 			if err != nil {
