@@ -33,7 +33,7 @@ func main() {
 	fs.IntVar(&c.eid, "eid", -1, "EID index of this end (default: the EID equal to addr=, else 0; the client of a one-process run takes 1)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: krping [-provider P] [-dev D] [-eid N] option[,option...]\n"+
-			"options: server client addr=IP port=N count=N size=N verbose validate wlat rlat bw duplex txdepth=N poll rping\n")
+			"options: server client addr=IP port=N count=N size=N verbose validate wlat rlat bw duplex txdepth=N poll rping test=NAME\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {

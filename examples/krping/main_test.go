@@ -124,6 +124,22 @@ func TestProcesses(t *testing.T) {
 	}
 }
 
+// TestSeedSpelling runs the two commands of krping's own documentation,
+// test=rping and all, as two programs.
+func TestSeedSpelling(t *testing.T) {
+	bin := extest.Build(t)
+	port := strings.Split(extest.FreeAddr(t), ":")[1]
+	srv := extest.Start(t, "server", bin, "server,test=rping,addr=127.0.0.1,port="+port)
+	srv.Await(regexp.MustCompile(`listening on 127\.0\.0\.1:`+port), 30*time.Second)
+	cli := extest.Start(t, "client", bin, "client,test=rping,addr=127.0.0.1,port="+port+",count=100")
+	out, err := cli.Wait(time.Minute)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "ping test, count 100")
+	sout, err := srv.Wait(30 * time.Second)
+	require.NoError(t, err, sout)
+	assert.Regexp(t, `(?m)^1-loopback0 \d+ 200 \d+ 200 \d+ 100 \d+ 100$`, sout, "the server's two SENDs, RECVs, one WRITE and READ per ping")
+}
+
 // TestInterrupt stops a waiting server and a running client with Ctrl-C:
 // each frees its resources, says so and exits 130; the server of an
 // interrupted client ends normally.

@@ -40,6 +40,7 @@ const (
 func parseOptions(s string) (options, error) {
 	o := options{addr: "127.0.0.1", port: defaultPort, size: 64, txdepth: 64}
 	portGiven := false
+	namedTest := "" // test=NAME's test, checked against the keywords below
 	for _, field := range strings.Split(s, ",") {
 		field = strings.TrimSpace(field)
 		if field == "" {
@@ -100,11 +101,34 @@ func parseOptions(s string) (options, error) {
 			err = flag(&o.poll)
 		case "rping":
 			err = flag(&o.rping)
+		case "test":
+			// krping's own spelling of the test (test=rping is its
+			// ping loop, as "rping" names it), next to the keywords.
+			switch val {
+			case "rping", "ping":
+				namedTest = "ping"
+			case "wlat", "rlat", "bw":
+				namedTest = val
+			default:
+				err = fmt.Errorf("option test=%s: want rping (or ping), wlat, rlat or bw", val)
+			}
 		default:
-			err = fmt.Errorf("unknown option %q (known: server client addr port count size verbose validate wlat rlat bw duplex txdepth poll rping)", key)
+			err = fmt.Errorf("unknown option %q (known: server client addr port count size verbose validate wlat rlat bw duplex txdepth poll rping test)", key)
 		}
 		if err != nil {
 			return o, err
+		}
+	}
+	switch namedTest {
+	case "wlat":
+		o.wlat = true
+	case "rlat":
+		o.rlat = true
+	case "bw":
+		o.bw = true
+	case "ping":
+		if o.wlat || o.rlat || o.bw {
+			return o, fmt.Errorf("pick only one test: test=rping is the ping test, not %s", o.test())
 		}
 	}
 	switch {

@@ -33,7 +33,22 @@ func TestParseOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "bw duplex", o.test())
 
+	// krping's own spelling: test=rping is the ping test (not the rping
+	// keyword, which talks to rdma-core's rping), test=wlat the keyword.
+	o, err = parseOptions("server,test=rping,addr=192.168.69.127,port=9999")
+	require.NoError(t, err)
+	assert.Equal(t, []any{"ping", false, 9999}, []any{o.test(), o.rping, o.port})
+	for s, want := range map[string]string{"test=ping": "ping", "test=wlat": "wlat", "test=rlat,rlat": "rlat", "test=bw,duplex": "bw duplex"} {
+		o, err = parseOptions(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, o.test(), s)
+	}
+
 	for s, want := range map[string]string{
+		"test=fast":        "test=fast: want rping (or ping), wlat, rlat or bw",
+		"test=rping,bw":    "test=rping is the ping test, not bw",
+		"test=wlat,rlat":   "pick only one test",
+		"test":             "test=: want rping",
 		"server,client":    "exclude each other",
 		"bogus":            `unknown option "bogus"`,
 		"size=0":           "size=0: want an integer from 1 to 131072",
