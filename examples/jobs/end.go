@@ -65,10 +65,14 @@ func newEnd(cfg config, client bool) (_ *end, err error) {
 	if e.cq, err = exutil.NewCompletions(e.uctx, 2*slots+16, cfg.Event()); err != nil {
 		return e, err
 	}
-	if e.jfs, err = jetty.NewJFS(e.uctx, jetty.JFSConfig{Depth: 16, JFC: e.cq.JFC}); err != nil {
+	mode := urma.RM
+	if cfg.um {
+		mode = urma.UM
+	}
+	if e.jfs, err = jetty.NewJFS(e.uctx, jetty.JFSConfig{Depth: 16, Mode: mode, JFC: e.cq.JFC}); err != nil {
 		return e, err
 	}
-	if e.jfr, err = jetty.NewJFR(e.uctx, jetty.JFRConfig{Depth: slots, JFC: e.cq.JFC,
+	if e.jfr, err = jetty.NewJFR(e.uctx, jetty.JFRConfig{Depth: slots, Mode: mode, JFC: e.cq.JFC,
 		TokenPolicy: segment.TokenPlainText, Token: token}); err != nil {
 		return e, err
 	}

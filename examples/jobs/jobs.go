@@ -169,7 +169,7 @@ func runClient(ctx context.Context, w io.Writer, cfg config, addr string) (err e
 	if err := e.importPeer(ctx, peer, true); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "client: %s/%s, eid %v, connected to %s\n", e.uctx.Device().Provider(), e.uctx.Device().Name(), e.uctx.EID(), addr)
+	fmt.Fprintf(w, "client: %s/%s, eid %v, connected to %s, %s\n", e.uctx.Device().Provider(), e.uctx.Device().Name(), e.uctx.EID(), addr, modeName(cfg))
 	answers := bufio.NewScanner(conn)
 	for _, name := range cfg.jobs {
 		j := jobNamed(name)
@@ -288,4 +288,12 @@ func joinClose(err error, e *end) error {
 		return fmt.Errorf("%w (and closing: %v)", err, cerr)
 	}
 	return err
+}
+
+// modeName says how the jobs travel.
+func modeName(cfg config) string {
+	if cfg.um {
+		return "UM datagrams"
+	}
+	return "RM"
 }

@@ -4,6 +4,7 @@
 // fetch-and-add. One flag per job (none: every job, in that order); each
 // is named with its result as the client sees it and as the server saw
 // it. Both sides run in one process unless -server or -client is given.
+// With -um the message jobs travel as UM datagrams.
 //
 //	go run ./examples/jobs                                  # every job, one process
 //	go run ./examples/jobs -server -addr 127.0.0.1:7472      # terminal 1
@@ -42,7 +43,14 @@ var jobs = []job{
 type config struct {
 	exutil.Common
 	jobs []string // flags of the jobs to run, in order
+	// um runs the two-sided jobs as UM datagrams: no connection, no
+	// delivery guarantee, no one-sided requests.
+	um bool
 }
+
+// twoSided tells whether a job is a message (a SEND and the receive it
+// takes), the only kind UM carries.
+func twoSided(flag string) bool { return flag == "recv" || flag == "send" || flag == "send-imm" }
 
 func main() {
 	var cfg config
@@ -52,6 +60,7 @@ func main() {
 	for i, j := range jobs {
 		chosen[i] = fs.Bool(j.flag, false, "run the "+j.name+" job: "+j.help)
 	}
+	fs.BoolVar(&cfg.um, "um", false, "run the message jobs (receive, send, send with immediate) as UM datagrams")
 	_ = fs.Parse(os.Args[1:])
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "jobs:", err)
@@ -63,6 +72,10 @@ func main() {
 	}
 	for i, j := range jobs {
 		if *chosen[i] {
+			if cfg.um && !twoSided(j.flag) {
+				fmt.Fprintf(os.Stderr, "jobs: -%s with -um: UM carries messages only (receive, send, send with immediate)\n", j.flag)
+				os.Exit(2)
+			}
 			cfg.jobs = append(cfg.jobs, j.flag)
 		}
 	}
@@ -85,7 +98,9 @@ func main() {
 func run(ctx context.Context, w io.Writer, cfg config) error {
 	if len(cfg.jobs) == 0 {
 		for _, j := range jobs {
-			cfg.jobs = append(cfg.jobs, j.flag)
+			if !cfg.um || twoSided(j.flag) {
+				cfg.jobs = append(cfg.jobs, j.flag)
+			}
 		}
 	}
 	w = exutil.LockedWriter(w)

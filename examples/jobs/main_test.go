@@ -49,9 +49,18 @@ func TestEveryJob(t *testing.T) {
 			require.NoError(t, run(t.Context(), &b, cfg), b.String())
 			assert.Equal(t, wantJobs, jobLines(b.String()), b.String())
 			assert.Regexp(t, `(?m)^server: loopback/loopback0, eid ::ffff:127\.0\.0\.1, waiting on 127\.0\.0\.1:\d+$`, b.String())
-			assert.Regexp(t, `(?m)^client: loopback/loopback0, eid ::ffff:127\.0\.0\.2, connected to 127\.0\.0\.1:\d+$`, b.String())
+			assert.Regexp(t, `(?m)^client: loopback/loopback0, eid ::ffff:127\.0\.0\.2, connected to 127\.0\.0\.1:\d+, RM$`, b.String())
 		})
 	}
+}
+
+// With -um the message jobs travel as UM datagrams, and only they run.
+func TestUMDatagrams(t *testing.T) {
+	var b bytes.Buffer
+	cfg := config{Common: exutil.Common{Dev: "loopback0", EID: -1, Mode: "poll"}, um: true}
+	require.NoError(t, run(t.Context(), &b, cfg), b.String())
+	assert.Equal(t, wantJobs[:3], jobLines(b.String()), b.String())
+	assert.Regexp(t, `(?m), UM datagrams$`, b.String())
 }
 
 // A chosen job runs alone; the atomics see the word each leaves behind.
@@ -104,6 +113,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-mode", "spin"}, `-mode "spin": want poll or event`, 2},
 		{[]string{"-server", "-client"}, "exclude each other", 2},
 		{[]string{"send"}, `unexpected argument "send" (the jobs are flags`, 2},
+		{[]string{"-um", "-cas"}, "-cas with -um: UM carries messages only", 2},
 		{[]string{"-dev", "nosuch"}, `no device named "nosuch"`, 1},
 	} {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {

@@ -27,4 +27,11 @@ func TestEveryJobOnVerbs(t *testing.T) {
 			t.Log(b.String())
 		})
 	}
+	t.Run("um", func(t *testing.T) {
+		var b bytes.Buffer
+		cfg := config{Common: exutil.Common{Provider: "ib", Dev: env.RXE.Name, EID: -1, Mode: "poll"}, um: true}
+		require.NoError(t, run(t.Context(), &b, cfg), b.String())
+		assert.Equal(t, wantJobs[:3], jobLines(b.String()), b.String())
+		t.Log(b.String())
+	})
 }
