@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 	"github.com/urma-go/sdk/urma"
 )
 
@@ -39,7 +40,7 @@ var theDevice = &device{eids: func() []provider.EID {
 const (
 	maxObjects = 1 << 16
 	maxDepth   = 1 << 15
-	maxSGE     = 16
+	maxSGE     = sg.MaxSGE
 	maxInline  = 1024
 	maxMsgSize = 1 << 30
 	maxSegment = maxMsgSize * 16

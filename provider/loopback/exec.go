@@ -7,28 +7,29 @@ import (
 
 	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 )
 
 // local resolves the request's local SGEs (or inline data); false means a
 // local protection error.
-func (q *sendq) local(w *provider.WR, l *sgList) bool {
+func (q *sendq) local(w *provider.WR, l *sg.List) bool {
 	if w.InlineBytes() {
-		l.addBytes(w.Inline)
+		l.AddBytes(w.Inline)
 		return true
 	}
 	for i := range w.Local {
-		if !localSpan(&w.Local[i], &l.s[l.n]) {
-			l.release()
+		if !localSpan(&w.Local[i], l.Next()) {
+			l.Release()
 			return false
 		}
-		l.n++
+		l.Grow()
 	}
 	return true
 }
 
 // localSpan acquires the range a local SGE names into s; false means a
 // local protection error.
-func localSpan(sg *provider.SGE, s *span) bool {
+func localSpan(sg *provider.SGE, s *sg.Span) bool {
 	seg := asSegment(sg.Seg)
 	if seg == nil || seg.ref.acquire() != provider.CRSuccess {
 		return false
@@ -81,21 +82,22 @@ func recvFlagsOf(op provider.Opcode, solicited bool, imm uint64, v *rqView) (pro
 	return flags | provider.CRFlagImm, imm
 }
 
-// remoteSpan acquires the remote range into s if the segment grants need;
-// on failure it returns the status the request completes with.
-func remoteSpan(sg *provider.SGE, n uint32, need provider.Access, s *span) provider.CRStatus {
+// remoteSpan acquires the remote range into s if the segment grants need,
+// and returns the reference it acquired, which the caller releases; on
+// failure it returns the status the request completes with.
+func remoteSpan(sg *provider.SGE, n uint32, need provider.Access, s *sg.Span) (*memRef, provider.CRStatus) {
 	t := asTarget(sg.Seg)
 	if t == nil || t.closed.Load() || t.ref.access&need != need {
-		return provider.CRRemAccessAbortErr
+		return nil, provider.CRRemAccessAbortErr
 	}
 	if st := t.ref.acquire(); st != provider.CRSuccess {
-		return st
+		return nil, st
 	}
 	if !t.ref.span(sg.Addr, n, s) {
 		t.ref.release()
-		return provider.CRRemAccessAbortErr
+		return nil, provider.CRRemAccessAbortErr
 	}
-	return provider.CRSuccess
+	return &t.ref, provider.CRSuccess
 }
 
 // exec runs one request and completes it. It returns true when the request
@@ -113,39 +115,39 @@ func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
 	// No defers on this path: it runs once per request, and a function
 	// with this many returns would not get the compiler's cheap ones.
 	rnr = q.execWith(w, seq, rem, l)
-	l.release()
+	l.Release()
 	return rnr
 }
 
 // execWith is exec once the local SGEs are held in l.
-func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rnr bool) {
+func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sg.List) (rnr bool) {
 	switch w.Opcode {
 	case provider.OpSend, provider.OpSendImm:
-		return q.deliver(w, seq, rem, l, nil)
+		return q.deliver(w, seq, rem, l, nil, nil)
 	}
 	if st := rem.rq.ready(); st != provider.CRSuccess {
 		q.fail(w, seq, rem, st)
 		return false
 	}
 	// The remote range goes straight into the queue's second list, where
-	// placeSG and copySG take it.
+	// sg.Place and sg.Copy take it.
 	r := &q.sg[1]
-	dst := &r.s[0]
+	dst := r.At(0)
 	switch w.Opcode {
 	case provider.OpWrite, provider.OpWriteImm:
-		st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessWrite, dst)
+		ref, st := remoteSpan(&w.Remote, uint32(l.Total()), provider.AccessWrite, dst)
 		if st != provider.CRSuccess {
 			q.fail(w, seq, rem, st)
 			return false
 		}
-		r.n = 1
-		ref := dst.ref
+		r.Reset()
+		r.Grow()
 		if w.Opcode == provider.OpWriteImm {
-			rnr = q.deliver(w, seq, rem, l, dst)
+			rnr = q.deliver(w, seq, rem, l, dst, ref)
 			ref.release()
 			return rnr
 		}
-		n, err := placeSG(r, l)
+		n, err := sg.Place(r, l)
 		if err != nil {
 			st = ref.lossStatus()
 		}
@@ -157,14 +159,14 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
 		return false
 	case provider.OpRead:
-		st := remoteSpan(&w.Remote, uint32(l.total()), provider.AccessRead, dst)
+		ref, st := remoteSpan(&w.Remote, uint32(l.Total()), provider.AccessRead, dst)
 		if st != provider.CRSuccess {
 			q.fail(w, seq, rem, st)
 			return false
 		}
-		r.n = 1
-		ref := dst.ref
-		n, err := copySG(l, r)
+		r.Reset()
+		r.Grow()
+		n, err := sg.Copy(l, r)
 		ref.release()
 		if err != nil {
 			q.fail(w, seq, rem, ref.lossStatus())
@@ -174,13 +176,14 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sgList) (rn
 		return false
 	}
 	// Atomics (validate admitted nothing else, and only on mapped memory).
-	if st := remoteSpan(&w.Remote, 8, provider.AccessAtomic, dst); st != provider.CRSuccess {
+	ref, st := remoteSpan(&w.Remote, 8, provider.AccessAtomic, dst)
+	if st != provider.CRSuccess {
 		q.fail(w, seq, rem, st)
 		return false
 	}
-	old := atomicOp(w, (*uint64)(unsafe.Pointer(&dst.b[0])))
-	dst.ref.release()
-	binary.NativeEndian.PutUint64(l.s[0].b, old)
+	old := atomicOp(w, (*uint64)(unsafe.Pointer(&dst.B[0])))
+	ref.release()
+	binary.NativeEndian.PutUint64(l.At(0).B, old)
 	q.complete(w, seq, rem, provider.CRSuccess, 8)
 	return false
 }
@@ -273,9 +276,9 @@ func leaveRQ(v *rqView) {
 }
 
 // deliver consumes a receive at the target for SEND, SEND_IMM and
-// WRITE_IMM. For WRITE_IMM, dst is the remote range the data goes to and the
-// receive only carries the immediate.
-func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, dst *span) (rnr bool) {
+// WRITE_IMM. For WRITE_IMM, dst is the remote range the data goes to,
+// acquired through dref, and the receive only carries the immediate.
+func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sg.List, dst *sg.Span, dref *memRef) (rnr bool) {
 	v := rem.rq
 	if st := enterRQ(v); st != provider.CRSuccess {
 		q.fail(w, seq, rem, st)
@@ -312,7 +315,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	// for the data's lines to reach the receiver's core, and the record's
 	// lines would be asked for only then. A big one reserves after: a
 	// reserved slot holds back the JFC's later records until published.
-	early := src.total() <= earlyRecordMax
+	early := src.Total() <= earlyRecordMax
 	var rpos uint64
 	var reserved bool
 	if early {
@@ -322,19 +325,19 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	st := provider.CRSuccess
 	if dst != nil {
 		var err error
-		if n, err = placeSG(q.sg[1].only(*dst), src); err != nil {
-			cr.Status, st = provider.CRLocAccessErr, dst.ref.lossStatus()
+		if n, err = sg.Place(q.sg[1].Only(*dst), src); err != nil {
+			cr.Status, st = provider.CRLocAccessErr, dref.lossStatus()
 		}
 	} else {
 		r := &q.sg[1]
 		switch {
 		case v.recvBuffers(pos, r) != provider.CRSuccess:
 			cr.Status, st = provider.CRLocAccessErr, provider.CRRemOperationErr
-		case src.total() > r.total():
+		case src.Total() > r.Total():
 			cr.Status, st = provider.CRLocLenErr, provider.CRRemOperationErr
 		default:
 			var err error
-			if n, err = copySG(r, src); err != nil {
+			if n, err = sg.Copy(r, src); err != nil {
 				cr.Status, st = provider.CRLocAccessErr, provider.CRRemOperationErr
 			}
 			cr.Len = uint32(n)
@@ -348,7 +351,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sgList, ds
 	}
 	v.jfc.pushReserved(rpos, reserved, &cr, 0)
 	if dst == nil {
-		q.sg[1].release()
+		q.sg[1].Release()
 	}
 	if st != provider.CRSuccess && v.peer != nil {
 		// A receive buffer the peer could not describe any more because its

@@ -515,11 +515,11 @@ func (q *sendq) dataOf(w *provider.WR, buf *[inbox.MaxData]byte) ([]byte, bool) 
 		return nil, false
 	}
 	// One SGE at most: a request taken back keeps it to read again.
-	n, ok := 0, !l.hasRemote() && (len(w.Local) <= 1 || w.Flags&provider.FlagInline != 0)
-	for i := 0; ok && i < l.n; i++ {
-		n += copy(buf[n:], l.s[i].b)
+	n, ok := 0, !l.HasRemote() && (len(w.Local) <= 1 || w.Flags&provider.FlagInline != 0)
+	for i := 0; ok && i < l.Len(); i++ {
+		n += copy(buf[n:], l.At(i).B)
 	}
-	l.release()
+	l.Release()
 	return buf[:n], ok
 }
 

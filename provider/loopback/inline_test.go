@@ -21,14 +21,17 @@ func TestHotPathsInline(t *testing.T) {
 		t.Skip("no go command here to compile with")
 	}
 	out, err := exec.Command("go", "build", "-gcflags=-m",
-		".", "./internal/shm", "./internal/inbox", "../internal/wrcheck").CombinedOutput()
+		".", "./internal/shm", "./internal/inbox", "./internal/sg", "../internal/wrcheck").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, fn := range []string{
 		// loopback
 		"(*sendq).full", "(*queueLock).TryLockOwner", "(*queueLock).UnlockOwner", "(*rqView).ready",
-		"(*jfc).sweepDue", "(*memRef).pin", "(*lbContext).segByHandle", "(*segment).noteReceive",
+		"(*jfc).sweepDue", "(*memRef).pin", "(*memRef).span", "(*lbContext).segByHandle", "(*segment).noteReceive",
 		// shm
 		"(*Ring).Seq", "(*Ring).Payload", "(*Ring).Publish", "(*Ring).Release", "StoreRelease",
+		// sg
+		"(*Span).Remote", "(*List).Len", "(*List).At", "(*List).Next", "(*List).Grow", "(*List).Reset",
+		"(*List).Add", "(*List).Only", "(*List).AddBytes", "(*List).Release", "(*List).Total", "(*List).HasRemote",
 		// inbox
 		"(*Inbox).Head", "(*Inbox).Consume", "(*Inbox).Waiting", "(*Inbox).TryLock", "(*Inbox).Bump",
 		"(*Inbox).Held", "(*Route).Skips", "(*Route).Fail",

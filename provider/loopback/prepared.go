@@ -8,6 +8,7 @@ import (
 	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 )
 
 // prepared is a request checked once (provider.Prepared). When fast is set,
@@ -87,11 +88,11 @@ func (p *prepared) resolve() bool {
 		if seg == nil || seg.ref.mem == nil || seg.ref.peer != nil || seg.ref.counted {
 			return false
 		}
-		var s span
+		var s sg.Span
 		if !seg.ref.span(w.Local[0].Addr, w.Local[0].Len, &s) {
 			return false
 		}
-		p.seg, p.local = seg, s.b
+		p.seg, p.local = seg, s.B
 	}
 	p.resolveRemote()
 	if w.Opcode == provider.OpSend || w.Opcode == provider.OpSendImm {
@@ -128,11 +129,11 @@ func (p *prepared) resolveRemote() {
 	if t == nil || t.ref.mem == nil || t.ref.counted || t.ref.access&need != need {
 		return
 	}
-	var s span
+	var s sg.Span
 	if !t.ref.span(w.Remote.Addr, n, &s) {
 		return
 	}
-	p.tgt, p.remote = t, s.b
+	p.tgt, p.remote = t, s.B
 }
 
 // WR implements provider.Prepared.
@@ -209,16 +210,12 @@ func (p *prepared) postLocked() (int, error) {
 	if p.send && q.sendPrepared(p, q.head) {
 		return 1, nil
 	}
+	// The local segment's access is not counted (see resolve): its bytes
+	// hold nothing to release, as inline data does not.
 	l := &q.sg[0]
-	if p.seg == nil {
-		l.addBytes(p.local)
-	} else {
-		s := &l.s[0]
-		s.b, s.raddr, s.n, s.ref = p.local, 0, uint64(len(p.local)), &p.seg.ref
-		l.n = 1
-	}
+	l.AddBytes(p.local)
 	rnr := q.execWith(w, q.head, p.rem, l)
-	l.release()
+	l.Release()
 	if rnr {
 		q.wait(w, p.rem, true)
 	}
@@ -260,7 +257,7 @@ func (q *sendq) execPrepared(p *prepared, seq uint64) {
 	var n uint64
 	switch w.Opcode {
 	case provider.OpWrite:
-		n = placeBytes(p.remote, p.local)
+		n = sg.PlaceBytes(p.remote, p.local)
 	case provider.OpRead:
 		n = readBytes(p.local, p.remote)
 	default:
@@ -273,7 +270,7 @@ func (q *sendq) execPrepared(p *prepared, seq uint64) {
 
 // readBytes copies a READ's bytes from the target s into d: an 8-byte
 // READ, a counter or a flag, in one move without the call to memmove, as
-// placeBytes does for a WRITE.
+// sg.PlaceBytes does for a WRITE.
 func readBytes(d, s []byte) uint64 {
 	if len(d) == 8 && len(s) == 8 {
 		binary.NativeEndian.PutUint64(d, binary.NativeEndian.Uint64(s))

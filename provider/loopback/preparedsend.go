@@ -6,6 +6,7 @@ import (
 
 	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 )
 
 // sendPrepared runs the prepared SEND or SEND_IMM p (its source resolved)
@@ -35,25 +36,25 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	if len(sges) != 1 {
 		return false
 	}
-	sg := &sges[0]
+	b := &sges[0]
 	n := uint32(len(p.local))
-	ref := v.bufRef(sg.handle, sg.gen)
-	if ref == nil || ref.mem == nil || sg.length < n || ref.acquire() != provider.CRSuccess {
+	ref := v.bufRef(b.handle, b.gen)
+	if ref == nil || ref.mem == nil || b.length < n || ref.acquire() != provider.CRSuccess {
 		return false
 	}
 	defer ref.release()
-	var dst span
+	var dst sg.Span
 	userCtx := (*recvSlot)(r.Payload(pos)).userCtx
 	// Read before the claim, as a run's receives are (see deliverRun): if
 	// another sender claims the receive meanwhile, the CAS fails and what
 	// was read is dropped.
-	if !ref.span(sg.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+1) {
+	if !ref.span(b.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+1) {
 		return false
 	}
 	prefetch.Write(unsafe.Pointer(r.Seq(pos + 1)))
 	// Reserved before the copy, for deliver's reason (earlyRecordMax).
 	rpos, reserved := v.jfc.ring.ReserveRecord()
-	copy(dst.b, p.local)
+	copy(dst.B, p.local)
 	r.Release(pos)
 	w := &p.wr[0]
 	if reserved {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 )
 
 // rqInbox is the inbox of a receive queue (see docs/architecture.md) as
@@ -227,7 +228,7 @@ func (v *rqView) deliverEntry(e *inbox.Entry, rt *inbox.Route, out *provider.CR)
 	}
 	// The slow way, for several buffers, memory of another process and
 	// every failure: deliver's lists.
-	var r sgList
+	var r sg.List
 	st := v.recvBuffers(pos, &r)
 	var cr provider.CR
 	v.recvCR(&cr, e, rt, userCtx)
@@ -236,20 +237,20 @@ func (v *rqView) deliverEntry(e *inbox.Entry, rt *inbox.Route, out *provider.CR)
 	switch {
 	case st != provider.CRSuccess:
 		cr.Status, sender = provider.CRLocAccessErr, provider.CRRemOperationErr
-	case uint64(n) > r.total():
+	case uint64(n) > r.Total():
 		cr.Status, sender = provider.CRLocLenErr, provider.CRRemOperationErr
 	default:
 		var buf [inbox.MaxData]byte
 		data := buf[:v.inbox.box.CopyOut(e, buf[:])]
-		var src sgList
-		src.addBytes(data)
-		m, err := copySG(&r, &src)
+		var src sg.List
+		src.AddBytes(data)
+		m, err := sg.Copy(&r, &src)
 		if err != nil {
 			cr.Status, sender = provider.CRLocAccessErr, provider.CRRemOperationErr
 		}
 		cr.Len = uint32(m)
 	}
-	r.release()
+	r.Release()
 	v.ring.Release(pos)
 	if out != nil {
 		*out = cr
@@ -289,15 +290,15 @@ func (v *rqView) copyEntry(e *inbox.Entry, pos uint64) bool {
 	if len(sges) != 1 {
 		return false
 	}
-	sg := &sges[0]
-	ref := v.bufRef(sg.handle, sg.gen)
-	if ref == nil || ref.mem == nil || sg.length < e.Hdr.Len || ref.acquire() != provider.CRSuccess {
+	b := &sges[0]
+	ref := v.bufRef(b.handle, b.gen)
+	if ref == nil || ref.mem == nil || b.length < e.Hdr.Len || ref.acquire() != provider.CRSuccess {
 		return false
 	}
-	var dst span
-	ok := ref.span(sg.addr, e.Hdr.Len, &dst)
+	var dst sg.Span
+	ok := ref.span(b.addr, e.Hdr.Len, &dst)
 	if ok {
-		v.inbox.box.CopyOut(e, dst.b)
+		v.inbox.box.CopyOut(e, dst.B)
 	}
 	ref.release()
 	return ok
@@ -305,22 +306,20 @@ func (v *rqView) copyEntry(e *inbox.Entry, pos uint64) bool {
 
 // recvBuffers acquires the buffers of the receive at pos into r; on
 // failure r holds nothing and the status says why.
-func (v *rqView) recvBuffers(pos uint64, r *sgList) provider.CRStatus {
-	r.n = 0
-	for _, sg := range v.sges(pos) {
-		ref := v.bufRef(sg.handle, sg.gen)
+func (v *rqView) recvBuffers(pos uint64, r *sg.List) provider.CRStatus {
+	r.Reset()
+	for _, b := range v.sges(pos) {
+		ref := v.bufRef(b.handle, b.gen)
 		if ref == nil || ref.acquire() != provider.CRSuccess {
-			r.release()
-			r.n = 0
+			r.Release()
 			return provider.CRLocAccessErr
 		}
-		if !ref.span(sg.addr, sg.length, &r.s[r.n]) {
+		if !ref.span(b.addr, b.length, r.Next()) {
 			ref.release()
-			r.release()
-			r.n = 0
+			r.Release()
 			return provider.CRLocAccessErr
 		}
-		r.n++
+		r.Grow()
 	}
 	return provider.CRSuccess
 }

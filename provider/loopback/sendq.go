@@ -14,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/provider/internal/rules"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 	"github.com/urma-go/sdk/provider/loopback/internal/shm"
 )
 
@@ -59,7 +60,7 @@ type sendq struct {
 	timer   *time.Timer
 	// sg holds the resolved local and remote lists of the request that
 	// exec runs.
-	sg [2]sgList
+	sg [2]sg.List
 	// inboxRun holds the data of a post list's run of inbox SENDs while it is
 	// gathered (postInboxRun); made at the first run.
 	inboxRun *inboxRunData
@@ -296,10 +297,10 @@ func (q *sendq) enqueue(w *provider.WR, seq uint64, rem *remote) bool {
 				q.recycle(p)
 				return false
 			}
-			for i := 0; i < l.n; i++ {
-				p.buf = append(p.buf, l.s[i].b...)
+			for i := 0; i < l.Len(); i++ {
+				p.buf = append(p.buf, l.At(i).B...)
 			}
-			l.release()
+			l.Release()
 		}
 		p.wr.Inline, p.wr.Local = p.buf, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/urma-go/sdk/internal/prefetch"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/loopback/internal/inbox"
+	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 )
 
 // A run is a stretch of a post list made of SENDs to one receive queue,
@@ -33,7 +34,7 @@ var runsOff bool
 
 // runMsg is one message of a run, resolved before its receive is claimed.
 type runMsg struct {
-	src, dst span
+	src, dst sg.Span
 	userCtx  uint64 // of the receive
 }
 
@@ -113,17 +114,17 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 	wake := false
 	for i := 0; i < n; i++ {
 		m, w := &q.run[i], &ws[i]
-		copy(m.dst.b, m.src.b)
+		copy(m.dst.B, m.src.B)
 		r.Release(pos + uint64(i))
 		if reserved {
-			wake = v.jfc.writeRecv(first+uint64(i), w, v, &sw, m.userCtx, uint32(m.src.n)) || wake
+			wake = v.jfc.writeRecv(first+uint64(i), w, v, &sw, m.userCtx, uint32(m.src.N)) || wake
 		} else {
 			// Too little room for the run's records at once: each takes
 			// its chance alone, and those that find none overflow the
 			// JFC, as a single delivery's would.
 			var cr provider.CR
 			q.recvRecordBase(&cr, v.id)
-			cr.UserCtx, cr.Len = m.userCtx, uint32(m.src.n)
+			cr.UserCtx, cr.Len = m.userCtx, uint32(m.src.N)
 			recvRecord(&cr, w, v)
 			v.jfc.push(&cr, 0)
 		}
@@ -133,7 +134,7 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 	}
 	for i := 0; i < n; i++ {
 		q.head++
-		q.complete(&ws[i], q.head, rem, provider.CRSuccess, uint32(q.run[i].src.n))
+		q.complete(&ws[i], q.head, rem, provider.CRSuccess, uint32(q.run[i].src.N))
 	}
 	q.unpinRun(n)
 	return n
@@ -146,10 +147,10 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 	if len(sges) > 1 {
 		return false
 	}
-	m.src, m.dst = span{}, span{}
+	m.src, m.dst = sg.Span{}, sg.Span{}
 	switch {
 	case w.InlineBytes():
-		m.src.b, m.src.n = w.Inline, uint64(len(w.Inline))
+		m.src.B, m.src.N = w.Inline, uint64(len(w.Inline))
 	case len(w.Local) == 1:
 		// A local segment is memory of this process: its span is mapped.
 		if !localSpan(&w.Local[0], &m.src) {
@@ -157,22 +158,22 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 		}
 	}
 	if len(sges) == 1 {
-		sg := &sges[0]
-		ref := v.bufRef(sg.handle, sg.gen)
+		b := &sges[0]
+		ref := v.bufRef(b.handle, b.gen)
 		if ref == nil || ref.acquire() != provider.CRSuccess {
 			releaseSpan(&m.src)
 			return false
 		}
-		if !ref.span(sg.addr, sg.length, &m.dst) || m.dst.remote() {
+		if !ref.span(b.addr, b.length, &m.dst) || m.dst.Remote() {
 			// Out of range or unmapped: let go of ref itself, and
 			// forget the span so that nothing releases it again.
-			m.dst = span{}
+			m.dst = sg.Span{}
 			ref.release()
 			releaseSpan(&m.src)
 			return false
 		}
 	}
-	if m.src.n > m.dst.n {
+	if m.src.N > m.dst.N {
 		releaseSpan(&m.dst)
 		releaseSpan(&m.src)
 		return false
@@ -181,11 +182,11 @@ func (q *sendq) resolveRun(m *runMsg, w *provider.WR, v *rqView, p uint64) bool 
 	return true
 }
 
-// releaseSpan lets go of what a span of a run holds: its source segment or
-// its receive buffer.
-func releaseSpan(s *span) {
-	if s.ref != nil {
-		s.ref.release()
+// releaseSpan lets go of what a span of a run holds: the access to its
+// source segment or its receive buffer, if counted (see memRef.span).
+func releaseSpan(s *sg.Span) {
+	if s.Held != nil {
+		s.Held.Add(-1)
 	}
 }
 
