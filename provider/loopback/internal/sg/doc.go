@@ -23,7 +23,7 @@
 //
 // What a span's memory is (segments, peers, their generations) and how it
 // is pinned are the provider's: this package knows only the bytes, the
-// other process's pid and the count of accesses to let go of. What the provider calls
-// once or more per request (PlaceBytes and the small methods of Span and
-// List) stays small enough to be inlined into it.
+// other process's pid and the count of accesses to let go of. The small
+// methods of Span and List, which the provider calls once or more per
+// request, stay small enough to be inlined into it.
 package sg
