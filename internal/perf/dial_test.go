@@ -3,6 +3,7 @@ package perf
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"syscall"
@@ -23,12 +24,16 @@ func closedPort(t *testing.T) string {
 }
 
 // A client whose server is not there says so at once, once, and gives up
-// after its wait with the refusal.
+// after its wait with the last try's error: the refusal, or (on a machine
+// slow enough that a try outlasts what is left of the wait) its timeout.
 func TestDialTellsOfAMissingServer(t *testing.T) {
 	addr := closedPort(t)
 	var log bytes.Buffer
 	_, err := dialOOB(t.Context(), addr, 300*time.Millisecond, &log)
-	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	var ne net.Error
+	if !errors.Is(err, syscall.ECONNREFUSED) && !(errors.As(err, &ne) && ne.Timeout()) {
+		t.Fatalf("want a refusal or a try's timeout, got %v", err)
+	}
 	require.ErrorContains(t, err, "connect to the perf server at "+addr)
 	require.Equal(t, 1, strings.Count(log.String(), "no server at "+addr+" yet"), "told once: %q", log.String())
 }

@@ -2,6 +2,7 @@ package exutil
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -43,7 +44,9 @@ func TestAcceptAndDial(t *testing.T) {
 	DialNotes = &notes
 	t.Cleanup(func() { DialNotes = os.Stderr })
 	_, err = Dial(context.Background(), l.Addr().String(), 200*time.Millisecond)
-	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	var ne net.Error
+	assert.True(t, errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ne) && ne.Timeout(),
+		"a refusal, or a try's timeout on a slow machine: %v", err)
 	assert.Equal(t, 1, strings.Count(notes.String(), "no server at "+l.Addr().String()+" yet"), notes.String())
 
 	// An address no try mends fails at once, untold.
