@@ -34,21 +34,9 @@ const (
 // both runs the server and the client in this process, on two EIDs of the
 // device when it has them.
 func both(ctx context.Context, w io.Writer, cfg config) error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, w, cfg, l) }()
-	cerr := runClient(ctx, w, cfg, l.Addr().String())
-	if cerr != nil {
-		_ = l.Close() // a server still waiting for the client stops
-	}
-	serr := <-done
-	if cerr != nil {
-		return cerr
-	}
-	return serr
+	return exutil.Both(
+		func(l net.Listener) error { return serve(ctx, w, cfg, l) },
+		func(addr string) error { return runClient(ctx, w, cfg, addr) })
 }
 
 // serveOn listens on addr and serves one client.

@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,15 +58,7 @@ func run(ctx context.Context, w io.Writer, cfg exutil.Common) error {
 	case cfg.Client:
 		return runClient(ctx, w, cfg, cfg.Addr)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, w, cfg, l) }()
-	cerr := runClient(ctx, w, cfg, l.Addr().String())
-	if cerr != nil {
-		_ = l.Close()
-	}
-	return errors.Join(cerr, <-done)
+	return exutil.Both(
+		func(l net.Listener) error { return serve(ctx, w, cfg, l) },
+		func(addr string) error { return runClient(ctx, w, cfg, addr) })
 }

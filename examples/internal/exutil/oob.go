@@ -77,3 +77,30 @@ func Dial(ctx context.Context, addr string, wait time.Duration) (net.Conn, error
 		}
 	}
 }
+
+// Both runs a server and a client in this process, over an out-of-band
+// channel on a free port of 127.0.0.1: serve on the listener (which it
+// closes) in a goroutine, the client here with the listener's address. A
+// client that fails closes the listener, so that a server still waiting
+// for it stops; that server's net.ErrClosed is then not an error of its
+// own.
+func Both(serve func(net.Listener) error, client func(addr string) error) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve(l) }()
+	cerr := client(l.Addr().String())
+	if cerr != nil {
+		_ = l.Close()
+	}
+	serr := <-done
+	switch {
+	case cerr == nil:
+		return serr
+	case serr == nil || errors.Is(serr, net.ErrClosed):
+		return cerr
+	}
+	return errors.Join(cerr, serr)
+}

@@ -79,3 +79,31 @@ func TestCommonFlags(t *testing.T) {
 	_, err = Open("", "loopback0", 99)
 	assert.ErrorContains(t, err, "no index 99")
 }
+
+// Both reports the client's failure alone when it leaves the server
+// waiting for it, and the server's own failure otherwise.
+func TestBoth(t *testing.T) {
+	boom := errors.New("boom")
+	err := Both(func(l net.Listener) error {
+		_, err := l.Accept()
+		return err
+	}, func(string) error { return boom })
+	assert.Equal(t, boom, err, "the waiting server's ErrClosed is not an error of its own")
+
+	err = Both(func(l net.Listener) error {
+		defer l.Close()
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		_ = c.Close()
+		return io.ErrUnexpectedEOF
+	}, func(addr string) error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	})
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+}
