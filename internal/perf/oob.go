@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/urma-go/sdk/internal/redial"
 )
 
 // The out-of-band channel is a TCP connection carrying JSON values: the
@@ -126,43 +128,14 @@ func (o *oob) close() {
 	})
 }
 
-// dialAttempt bounds one attempt of dialOOB: a server host that does not
-// answer at all is retried, and told of, after it rather than after the
-// kernel's connect timeout.
-const dialAttempt = time.Second
-
-// dialOOB connects to the server, retrying for wait while it refuses (not
-// listening yet: scripts start both sides at once) or does not answer.
-// The first such failure is told to log at once, so that a client whose
-// server is not there says so instead of waiting silently; any other
-// failure (an unknown host, an unreachable network) ends it at once.
+// dialOOB connects to the server, trying for wait while it is not
+// listening yet (see redial.Dial), and tells log at once when it is not.
 func dialOOB(ctx context.Context, addr string, wait time.Duration, log io.Writer) (net.Conn, error) {
-	deadline := time.Now().Add(wait)
-	told := false
-	for {
-		d := net.Dialer{Timeout: min(dialAttempt, max(time.Until(deadline), time.Millisecond))}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
-			return c, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var ne net.Error
-		retry := errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ne) && ne.Timeout()
-		if !retry || !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("connect to the perf server at %s: %w", addr, err)
-		}
-		if !told && log != nil {
-			fmt.Fprintf(log, "perf: no server at %s yet (%v); trying for %v\n", addr, err, wait)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	c, err := redial.Dial(ctx, addr, wait, log, "perf: ")
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("connect to the perf server at %s: %w", addr, err)
 	}
+	return c, err
 }
 
 // acceptOOB waits for one client on l until ctx ends.

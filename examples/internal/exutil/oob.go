@@ -3,12 +3,12 @@ package exutil
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
-	"syscall"
 	"time"
+
+	"github.com/urma-go/sdk/internal/redial"
 )
 
 // The out-of-band channel: what URMA leaves to the application. A server
@@ -42,40 +42,11 @@ func Accept(ctx context.Context, l net.Listener) (net.Conn, error) {
 // DialNotes is where Dial tells that its server is not there yet.
 var DialNotes io.Writer = os.Stderr
 
-// dialAttempt bounds one attempt of Dial, so that a host that does not
-// answer at all is told of and retried rather than waited on for the
-// kernel's connect timeout.
-const dialAttempt = time.Second
-
 // Dial connects to a server's out-of-band address, trying for up to wait
-// while it refuses or does not answer (a server started a moment ago, or
-// about to be). The first such failure is told on DialNotes at once, so
-// that a client whose server is not there says so instead of waiting
-// silently; any other failure (an unknown host) ends it at once.
+// while it is not listening yet, and tells DialNotes at once when it is
+// not (see redial.Dial).
 func Dial(ctx context.Context, addr string, wait time.Duration) (net.Conn, error) {
-	deadline := time.Now().Add(wait)
-	told := false
-	for {
-		d := net.Dialer{Timeout: min(dialAttempt, max(time.Until(deadline), time.Millisecond))}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil || ctx.Err() != nil {
-			return c, err
-		}
-		var ne net.Error
-		retry := errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &ne) && ne.Timeout()
-		if !retry || !time.Now().Before(deadline) {
-			return nil, err
-		}
-		if !told && DialNotes != nil {
-			fmt.Fprintf(DialNotes, "no server at %s yet (%v); trying for %v\n", addr, err, wait)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return redial.Dial(ctx, addr, wait, DialNotes, "")
 }
 
 // Both runs a server and a client in this process, over an out-of-band
