@@ -192,6 +192,10 @@ type DeviceAttr struct {
 	// what it does).
 	SigOffload bool
 	Ports      []PortAttr
+
+	// MapImports reports that imported segments can be mapped into the
+	// importer's address space (TargetMapper; UMDK's mapped import).
+	MapImports bool
 }
 
 // ViewPath is how a device runs view.View transfers.

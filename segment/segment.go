@@ -137,6 +137,9 @@ type Target struct {
 	p        provider.Target
 	closeOne sync.Once
 	closeErr error
+
+	// maps are the target's mappings (Map), unmapped by Unimport.
+	maps mapSet
 }
 
 // Import imports a peer's segment (urma_import_seg). Under TokenPlainText the
@@ -181,12 +184,16 @@ func (t *Target) RawMem() provider.MemRef { return t.p }
 // Raw returns the provider's target.
 func (t *Target) Raw() provider.Target { return t.p }
 
-// Unimport releases the target (urma_unimport_seg). Idempotent and nil-safe.
+// Unimport releases the target (urma_unimport_seg), unmapping its
+// mappings (Map) first. Idempotent and nil-safe.
 func (t *Target) Unimport() error {
 	if t == nil {
 		return nil
 	}
-	t.closeOne.Do(func() { t.closeErr = closeErr("segment unimport", t.p.Close()) })
+	t.closeOne.Do(func() {
+		t.maps.close()
+		t.closeErr = closeErr("segment unimport", t.p.Close())
+	})
 	return t.closeErr
 }
 

@@ -221,6 +221,13 @@ type DeviceAttr struct {
 	// what it does).
 	SigOffload bool
 	Ports      []PortAttr
+
+	// MapImports reports that segment.Target.Map works: an imported
+	// segment can be mapped into this process, which then loads and
+	// stores the owner's memory directly (UMDK's urma_import_seg with the
+	// mapping flag). Loopback maps allocated segments; verbs devices
+	// cannot, and Map fails there with ErrNotSupported.
+	MapImports bool
 }
 
 // SupportsMode reports whether the device offers transport mode m.
@@ -244,6 +251,8 @@ func deviceAttrOf(p provider.DeviceAttr) DeviceAttr {
 			a.Ports[i] = PortAttr{State: PortState(pt.State), MTU: pt.MTU, SpeedMbps: pt.SpeedMbps}
 		}
 	}
+	// Mapped imports.
+	a.MapImports = p.MapImports
 	return a
 }
 

@@ -76,6 +76,9 @@ func (d *device) Attr() provider.DeviceAttr {
 		SolicitedEvents: true,
 		SolicitedInCR:   true,
 		Ports:           []provider.PortAttr{{State: provider.PortActive, MTU: 4096}},
+
+		// Allocated segments are memfds an importer can map.
+		MapImports: true,
 	}
 }
 

@@ -307,6 +307,12 @@ type target struct {
 	desc   provider.SegmentDesc
 	ref    memRef
 	closed atomic.Bool
+
+	// For mapped imports (mapped.go): the owner's segment when it is in
+	// this process, and the token the import presented, which the owner
+	// checks again before it hands out a mapping.
+	seg   *segment
+	token uint32
 }
 
 func (c *lbContext) ImportSegment(ctx context.Context, desc provider.SegmentDesc, token uint32) (provider.Target, error) {
@@ -324,7 +330,7 @@ func (c *lbContext) ImportSegment(ctx context.Context, desc provider.SegmentDesc
 		if err != nil {
 			return nil, err
 		}
-		return &target{ctx: c, desc: desc, ref: seg.ref}, nil
+		return &target{ctx: c, desc: desc, ref: seg.ref, seg: seg, token: token}, nil
 	}
 	p, err := c.peer(ctx, desc.EID, desc.UASID)
 	if err != nil {
@@ -334,7 +340,7 @@ func (c *lbContext) ImportSegment(ctx context.Context, desc provider.SegmentDesc
 	if err != nil {
 		return nil, err
 	}
-	return &target{ctx: c, desc: desc, ref: ref}, nil
+	return &target{ctx: c, desc: desc, ref: ref, token: token}, nil
 }
 
 // importLocal finds a segment of owner, a context of this process, and

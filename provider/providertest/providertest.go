@@ -131,6 +131,8 @@ func Run(t *testing.T, h Harness) {
 		{"postafter", postAfterTests},
 		{"postwhen", postWhenTests},
 		{"lockfree", lockFreeTests},
+		// Mapped imports (segment.Target.Map).
+		{"mapped", mappedTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -43,6 +43,9 @@ func (d *device) Name() string { return d.name }
 func (d *device) Attr() provider.DeviceAttr {
 	a := d.attr
 	a.Ports = slices.Clone(a.Ports)
+	// A proxied target cannot be mapped into this process: its import
+	// lives in the peer.
+	a.MapImports = false
 	return a
 }
 
