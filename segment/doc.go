@@ -10,4 +10,8 @@
 // An SGE is a range of a segment, a target or a view (package view) as a
 // request names it; Segment.SGE and Target.SGE make them. Segment.Uint64
 // is a word of local memory that peers change with remote atomics.
+//
+// On devices that map imports (urma.DeviceAttr.MapImports), Target.Map
+// maps a target into this process as a *Mapping: the owner's memory
+// itself, loaded and stored directly, with no more access than granted.
 package segment

@@ -77,6 +77,9 @@
 // receive solicited, so Rearm(true) arms for every record), and
 // SolicitedInCR is false everywhere (ibv_wc has no such bit).
 //
+// MapImports is false everywhere: verbs reach remote memory only through
+// requests, so segment.Target.Map fails with ErrNotSupported.
+//
 // iWARP completes a WRITE or SEND as soon as TCP has it and reports a
 // responder's refusal only by terminating the connection. The provider
 // therefore posts a zero-length READ behind every signaled WRITE and SEND
