@@ -25,6 +25,11 @@
 //     same user and, under Yama ptrace_scope 1, a ptrace relationship;
 //     atomics on it are refused at Post with ErrNotSupported. Use Alloc
 //     for memory that other processes use heavily.
+//   - segment.Target.Map (DeviceAttr.MapImports) maps allocated memory
+//     into the importer once more, on its own: the owner checks the
+//     token again and sends the memfd, read-only for a grant without
+//     WRITE, which is then mapped PROT_READ. Caller memory cannot be
+//     mapped.
 //   - SEND, SEND_IMM and WRITE_IMM claim a receive from the target's receive
 //     ring, copy into its buffers and push the record into the target's
 //     completion ring. A post list of single-buffer SENDs to one receive
