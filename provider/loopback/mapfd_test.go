@@ -38,4 +38,10 @@ func TestMapFDReadOnly(t *testing.T) {
 	require.NoError(t, ro.Close())
 	_, _, err = ro.mapFD(false)
 	require.ErrorIs(t, err, provider.ErrNotFound)
+
+	rw := alloc(t, c, provider.SegmentConfig{Access: provider.AccessRead | provider.AccessWrite})
+	tg = &target{ctx: c, desc: rw.desc, ref: rw.ref, seg: rw}
+	require.NoError(t, c.Close())
+	_, err = tg.MapTarget(t.Context(), true)
+	require.ErrorIs(t, err, provider.ErrClosed, "the importer's context is closed")
 }

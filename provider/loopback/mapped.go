@@ -33,6 +33,9 @@ func (t *target) MapTarget(ctx context.Context, write bool) (provider.MappedMemo
 	if t.closed.Load() {
 		return nil, errClosed("target")
 	}
+	if err := t.ctx.check(); err != nil {
+		return nil, err
+	}
 	if err := provider.ContextErr(ctx); err != nil {
 		return nil, err
 	}
