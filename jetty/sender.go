@@ -57,6 +57,7 @@ func dropRefs(ws []provider.WR) {
 	for i := range ws {
 		w := &ws[i]
 		w.Target, w.Local, w.Remote.Seg, w.Inline = nil, nil, nil, nil
+		w.Notify.Seg, w.Invalidate = nil, nil
 	}
 }
 

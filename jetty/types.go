@@ -21,6 +21,8 @@ import (
 //     Compare, Operand (the swap value).
 //   - SWAP, FADD, FSUB, FAND, FOR, FXOR: Local, Remote, Operand.
 //   - SEND, SEND_IMM: Local or Inline, Imm for SEND_IMM.
+//   - WRITE_NOTIFY: as WRITE, and Imm (the notify data) stored at Notify.
+//   - SEND_INVALIDATE: as SEND, and Invalidate.
 //   - NOP: nothing.
 //
 // Inline bytes are data only with the Inline flag set; a request that has
@@ -43,6 +45,24 @@ type WR struct {
 	Imm     uint64
 	Compare uint64
 	Operand uint64
+
+	// Notify and Invalidate serve WRITE_NOTIFY and SEND_INVALIDATE; other
+	// opcodes leave them zero.
+	//
+	// Notify is where a WRITE_NOTIFY stores its notify data, Imm, as
+	// UMDK's second destination SGE names it: 8 bytes at an 8-aligned
+	// address of an imported segment that grants WRITE
+	// (Target.SGE(off, 8)). The 8 bytes are stored once every byte of
+	// the write is visible, so a target that sees the new value at
+	// Notify may read the data.
+	Notify segment.SGE
+	// Invalidate is the segment a SEND_INVALIDATE invalidates when the
+	// message is delivered (urma_send_wr_t's tseg): a segment of the
+	// receiving process's context that the sender imported. From then
+	// on every request naming the segment fails, as a verbs key
+	// invalidated remotely does; the receive record says which token
+	// id (CR.InvalidTokenID).
+	Invalidate *segment.Target
 }
 
 // DataLen is the number of bytes the request carries: the inline data's
@@ -86,12 +106,22 @@ type CR struct {
 	// RemoteID is the sender of a received message, or the target of a
 	// send-side request.
 	RemoteID urma.JettyID
-	Imm      uint64
+	// Imm is the immediate data of a record with CRImm; on a
+	// SEND_INVALIDATE receive it holds the invalidated token id in its
+	// low 32 bits, as urma_cr_t's invalid_token (see InvalidTokenID).
+	Imm uint64
 }
 
 // A CR has the provider's layout, so that a poll fills the caller's slice
 // in place.
 func init() { layout.Must(reflect.TypeFor[CR](), reflect.TypeFor[provider.CR]()) }
+
+// InvalidTokenID is the token id of the segment a SEND_INVALIDATE
+// invalidated, with ok true, on that message's successful receive record;
+// ok is false for every other record.
+func (c *CR) InvalidTokenID() (id uint32, ok bool) {
+	return (*provider.CR)(unsafe.Pointer(c)).InvalidTokenID()
+}
 
 // OK reports whether the record has status SUCCESS.
 func (c *CR) OK() bool { return c.Status == urma.CRSuccess }

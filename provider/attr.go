@@ -196,6 +196,15 @@ type DeviceAttr struct {
 	// MapImports reports that imported segments can be mapped into the
 	// importer's address space (TargetMapper; UMDK's mapped import).
 	MapImports bool
+
+	// SendInvalidate reports that SEND_INVALIDATE runs: a SEND that
+	// invalidates a segment of its receiver. Without it Post refuses the
+	// opcode with ErrNotSupported.
+	SendInvalidate bool
+	// WriteNotify reports that WRITE_NOTIFY runs: a WRITE followed by an
+	// 8-byte store at a notify address, visible only after the data.
+	// Without it Post refuses the opcode with ErrNotSupported.
+	WriteNotify bool
 }
 
 // ViewPath is how a device runs view.View transfers.

@@ -26,6 +26,8 @@ type SGE struct {
 //     Compare, Operand (the swap value).
 //   - SWAP, FADD, FSUB, FAND, FOR, FXOR: Local, Remote, Operand.
 //   - SEND, SEND_IMM: Local or Inline, Imm for SEND_IMM.
+//   - WRITE_NOTIFY: as WRITE, then Imm stored at Notify.
+//   - SEND_INVALIDATE: as SEND, and Invalidate.
 //
 // Inline bytes are data only with FlagInline set; a request that has them
 // without the flag is refused.
@@ -45,6 +47,25 @@ type WR struct {
 	Imm     uint64
 	Compare uint64
 	Operand uint64
+
+	// Notify and Invalidate serve WRITE_NOTIFY and SEND_INVALIDATE.
+	//
+	// Notify is the 8-byte, 8-aligned range of an imported segment that a
+	// WRITE_NOTIFY stores Imm (its notify_data) into once every byte of
+	// the write is visible (UMDK's second destination SGE).
+	Notify SGE
+	// Invalidate names the imported segment, owned by the receiver, whose
+	// token id a SEND_INVALIDATE invalidates on delivery (urma_send_wr_t's
+	// tseg). A *segment.Target reads as one: it begins with its Target.
+	Invalidate *Target
+}
+
+// Invalidated returns the segment a SEND_INVALIDATE names, nil for none.
+func (w *WR) Invalidated() Target {
+	if w.Invalidate == nil {
+		return nil
+	}
+	return *w.Invalidate
 }
 
 // RemoteRef holds the Remote a request goes to. A WR names its remote
@@ -118,7 +139,19 @@ type CR struct {
 	// RemoteID is the sender of a received message, or the target of a
 	// send-side request.
 	RemoteID JettyID
-	Imm      uint64
+	// Imm is the immediate data of a record with CRFlagImm; on a
+	// SEND_INVALIDATE receive it holds the invalidated token id in its
+	// low 32 bits (urma_cr_t's invalid_token, see InvalidTokenID).
+	Imm uint64
+}
+
+// InvalidTokenID is the token id a SEND_INVALIDATE receive invalidated, and
+// ok false for any other record.
+func (c *CR) InvalidTokenID() (id uint32, ok bool) {
+	if c.Flags&CRFlagRecv == 0 || c.Opcode != CROpSendInvalidate || c.Status != CRSuccess {
+		return 0, false
+	}
+	return uint32(c.Imm), true
 }
 
 // String is a readable one-line form.
@@ -138,6 +171,9 @@ func (c CR) String() string {
 	}
 	if c.Flags&CRFlagSolicited != 0 {
 		s += " solicited"
+	}
+	if id, ok := c.InvalidTokenID(); ok {
+		s += fmt.Sprintf(" invalidated=%d", id)
 	}
 	return s + "}"
 }

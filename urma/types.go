@@ -228,6 +228,15 @@ type DeviceAttr struct {
 	// mapping flag). Loopback maps allocated segments; verbs devices
 	// cannot, and Map fails there with ErrNotSupported.
 	MapImports bool
+
+	// SendInvalidate reports that SEND_INVALIDATE runs: a SEND that
+	// invalidates a segment of its receiver. Without it Post refuses the
+	// opcode with ErrNotSupported.
+	SendInvalidate bool
+	// WriteNotify reports that WRITE_NOTIFY runs: a WRITE followed by an
+	// 8-byte store at a notify address, visible only after the data.
+	// Without it Post refuses the opcode with ErrNotSupported.
+	WriteNotify bool
 }
 
 // SupportsMode reports whether the device offers transport mode m.
@@ -245,6 +254,7 @@ func deviceAttrOf(p provider.DeviceAttr) DeviceAttr {
 		SolicitedEvents: p.SolicitedEvents, SolicitedInCR: p.SolicitedInCR,
 		Views: ViewPath(p.Views), SigOffload: p.SigOffload,
 	}
+	a.SendInvalidate, a.WriteNotify = p.SendInvalidate, p.WriteNotify
 	if p.Ports != nil {
 		a.Ports = make([]PortAttr, len(p.Ports))
 		for i, pt := range p.Ports {

@@ -64,7 +64,11 @@
 //     verbs opcode and are refused with ErrNotSupported. NOP is a
 //     zero-length WRITE (a zero-length READ on iWARP) behind the queue's
 //     last request, or a record of the provider's own when nothing is
-//     outstanding. Immediate data is 32 bits.
+//     outstanding. Immediate data is 32 bits. WRITE_NOTIFY and
+//     SEND_INVALIDATE are refused with ErrNotSupported (DeviceAttr's
+//     WriteNotify and SendInvalidate are false): verbs' SEND_WITH_INV
+//     invalidates memory windows and fast-registered keys, not the MRs
+//     that segments are.
 //
 // # What differs between devices
 //

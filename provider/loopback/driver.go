@@ -79,6 +79,9 @@ func (d *device) Attr() provider.DeviceAttr {
 
 		// Allocated segments are memfds an importer can map.
 		MapImports: true,
+
+		SendInvalidate: true,
+		WriteNotify:    true,
 	}
 }
 

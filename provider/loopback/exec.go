@@ -122,7 +122,7 @@ func (q *sendq) exec(w *provider.WR, seq uint64, rem *remote) (rnr bool) {
 // execWith is exec once the local SGEs are held in l.
 func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sg.List) (rnr bool) {
 	switch w.Opcode {
-	case provider.OpSend, provider.OpSendImm:
+	case provider.OpSend, provider.OpSendImm, provider.OpSendInvalidate:
 		return q.deliver(w, seq, rem, l, nil, nil)
 	}
 	if st := rem.rq.ready(); st != provider.CRSuccess {
@@ -157,6 +157,9 @@ func (q *sendq) execWith(w *provider.WR, seq uint64, rem *remote, l *sg.List) (r
 			return false
 		}
 		q.complete(w, seq, rem, provider.CRSuccess, uint32(n))
+		return false
+	case provider.OpWriteNotify:
+		q.writeNotify(w, seq, rem, l)
 		return false
 	case provider.OpRead:
 		ref, st := remoteSpan(&w.Remote, uint32(l.Total()), provider.AccessRead, dst)
@@ -310,6 +313,9 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sg.List, d
 	q.recvRecordBase(&cr, v.id)
 	cr.UserCtx = slot.userCtx
 	recvRecord(&cr, w, v)
+	if w.Opcode == provider.OpSendInvalidate {
+		invalidateFor(&cr, w, v)
+	}
 	// A small message's record slot is reserved before its data moves:
 	// the reservation is an atomic, which after the copy would first wait
 	// for the data's lines to reach the receiver's core, and the record's

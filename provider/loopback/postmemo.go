@@ -101,7 +101,9 @@ func (m *postMemo) post(w *provider.WR) (int, error) {
 func (q *sendq) learn(w *provider.WR) {
 	m := &q.memo
 	m.valid = false
-	if w.Opcode == provider.OpNOP || len(w.Local) > 1 || len(w.Local) == 1 && w.Flags&provider.FlagInline != 0 {
+	// fits compares neither Notify nor Invalidate: requests that use
+	// them are never kept.
+	if w.Opcode == provider.OpNOP || extOpcode(w.Opcode) || len(w.Local) > 1 || len(w.Local) == 1 && w.Flags&provider.FlagInline != 0 {
 		return
 	}
 	rem, err := q.target(w)

@@ -102,7 +102,8 @@ func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
 		q.rnrTimeout = time.Millisecond
 	}
 	q.limits = wrcheck.Limits{Device: DeviceName, Mode: q.mode, MaxSGE: q.maxSGE, MaxInline: q.maxInline,
-		MaxReadSGE: q.maxSGE, MaxMsgSize: maxMsgSize, AtomicOps: loopbackAtomics, ImmData: true}
+		MaxReadSGE: q.maxSGE, MaxMsgSize: maxMsgSize, AtomicOps: loopbackAtomics, ImmData: true,
+		SendInvalidate: true, WriteNotify: true}
 	q.src.Owner = cfg.Owner
 	j.users.Add(1)
 	return q, nil

@@ -43,6 +43,11 @@ func (q *sendq) validate(w *provider.WR) (*remote, error) {
 				"%v on registered caller memory of another process: the loopback provider reaches it only by copying; allocate the target with segment.Alloc for atomics", op)
 		}
 	}
+	if op == provider.OpWriteNotify || op == provider.OpSendInvalidate {
+		if err := q.validateExt(w, rem); err != nil {
+			return nil, err
+		}
+	}
 	return rem, nil
 }
 

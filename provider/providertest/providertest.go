@@ -133,6 +133,8 @@ func Run(t *testing.T, h Harness) {
 		{"lockfree", lockFreeTests},
 		// Mapped imports (segment.Target.Map).
 		{"mapped", mappedTests},
+		// WRITE_NOTIFY and SEND_INVALIDATE.
+		{"notify and invalidate", extOpTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -21,6 +21,10 @@ type Limits struct {
 	ImmData    bool
 	// Imm32 says immediate data has 32 bits (verbs), not 64.
 	Imm32 bool
+
+	// SendInvalidate and WriteNotify say the device runs those opcodes.
+	SendInvalidate bool
+	WriteNotify    bool
 }
 
 // Opcode refuses, with ErrNotSupported, an opcode the device or the
@@ -33,6 +37,8 @@ func Opcode(w *provider.WR, l *Limits) error {
 		if !l.ImmData {
 			return provider.Errorf(provider.ErrNotSupported, "%v: %s has no immediate data", op, l.Device)
 		}
+	case op == provider.OpSendInvalidate, op == provider.OpWriteNotify:
+		return extOpcode(op, l)
 	case op.IsAtomic():
 		if !l.AtomicOps.Has(op) {
 			return provider.Errorf(provider.ErrNotSupported, "opcode %v on %s", op, l.Device)
@@ -118,6 +124,11 @@ func Shape(w *provider.WR, l *Limits) error {
 	}
 	if (op == provider.OpWriteImm || op == provider.OpSendImm) && w.Imm > math.MaxUint32 && l.Imm32 {
 		return provider.Errorf(provider.ErrInvalid, "immediate data %#x: %s carries 32 bits", w.Imm, l.Device)
+	}
+	if op == provider.OpWriteNotify || op == provider.OpSendInvalidate {
+		if err := extShape(w, size); err != nil {
+			return err
+		}
 	}
 	if op.IsAtomic() {
 		if len(w.Local) != 1 || w.Local[0].Len != 8 {

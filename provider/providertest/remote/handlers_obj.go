@@ -96,9 +96,26 @@ func (s *session) wr(w *wr) (provider.WR, error) {
 	if err != nil {
 		return provider.WR{}, err
 	}
-	return provider.WR{Opcode: w.Opcode, Flags: w.Flags, UserCtx: w.UserCtx, Target: provider.Ref(t), Local: local,
+	out := provider.WR{Opcode: w.Opcode, Flags: w.Flags, UserCtx: w.UserCtx, Target: provider.Ref(t), Local: local,
 		Remote: provider.SGE{Seg: rm, Addr: w.Remote.Addr, Len: w.Remote.Len}, Inline: w.Inline,
-		Imm: w.Imm, Compare: w.Compare, Operand: w.Operand}, nil
+		Imm: w.Imm, Compare: w.Compare, Operand: w.Operand}
+	nm, err := s.memRef(w.Notify.Seg, w.Notify.Foreign)
+	if err != nil {
+		return provider.WR{}, err
+	}
+	out.Notify = provider.SGE{Seg: nm, Addr: w.Notify.Addr, Len: w.Notify.Len}
+	im, err := s.memRef(w.Invalidate.Seg, w.Invalidate.Foreign)
+	if err != nil {
+		return provider.WR{}, err
+	}
+	if im != nil {
+		t, ok := im.(provider.Target)
+		if !ok {
+			return provider.WR{}, provider.Errorf(provider.ErrInvalid, "SEND_INVALIDATE names a segment that is not an import")
+		}
+		out.Invalidate = &t
+	}
+	return out, nil
 }
 
 func (s *session) post(a *postArgs) (*countReply, error) {

@@ -353,6 +353,10 @@ type wr struct {
 	Imm     uint64
 	Compare uint64
 	Operand uint64
+	// Notify is WRITE_NOTIFY's notify target; Invalidate names by its
+	// Seg the segment a SEND_INVALIDATE invalidates (noHandle: none).
+	Notify     sge
+	Invalidate sge
 }
 
 type recvWR struct {

@@ -20,8 +20,15 @@ func (p *Peer) wireWR(w *provider.WR) (wr, error) {
 	if err != nil {
 		return wr{}, err
 	}
-	return wr{Opcode: w.Opcode, Flags: w.Flags, UserCtx: w.UserCtx, Target: t, Local: local, Remote: rm,
-		Inline: w.Inline, Imm: w.Imm, Compare: w.Compare, Operand: w.Operand}, nil
+	out := wr{Opcode: w.Opcode, Flags: w.Flags, UserCtx: w.UserCtx, Target: t, Local: local, Remote: rm,
+		Inline: w.Inline, Imm: w.Imm, Compare: w.Compare, Operand: w.Operand}
+	if out.Notify, err = p.wireSGE(w.Notify); err != nil {
+		return wr{}, err
+	}
+	if out.Invalidate, err = p.wireSGE(provider.SGE{Seg: w.Invalidated()}); err != nil {
+		return wr{}, err
+	}
+	return out, nil
 }
 
 func (p *Peer) wireSGEs(in []provider.SGE) ([]sge, error) {
