@@ -313,8 +313,9 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sg.List, d
 	q.recvRecordBase(&cr, v.id)
 	cr.UserCtx = slot.userCtx
 	recvRecord(&cr, w, v)
+	inv := provider.CRSuccess
 	if w.Opcode == provider.OpSendInvalidate {
-		invalidateFor(&cr, w, v)
+		inv = invalidateFor(&cr, w, v)
 	}
 	// A small message's record slot is reserved before its data moves:
 	// the reservation is an atomic, which after the copy would first wait
@@ -337,6 +338,10 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sg.List, d
 	} else {
 		r := &q.sg[1]
 		switch {
+		case inv != provider.CRSuccess:
+			// The segment was not invalidated: the receive says so
+			// rather than deliver what it was to follow.
+			cr.Status, st = provider.CRLocAccessErr, inv
 		case v.recvBuffers(pos, r) != provider.CRSuccess:
 			cr.Status, st = provider.CRLocAccessErr, provider.CRRemOperationErr
 		case src.Total() > r.Total():

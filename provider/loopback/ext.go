@@ -1,12 +1,15 @@
 package loopback
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/wrcheck"
 	"github.com/urma-go/sdk/provider/loopback/internal/sg"
+	"github.com/urma-go/sdk/provider/loopback/internal/wire"
 )
 
 // segRevoked is the state of a segment whose token id a SEND_INVALIDATE
@@ -52,12 +55,12 @@ func (q *sendq) validateExt(w *provider.WR, rem *remote) error {
 	if err := wrcheck.Invalidate(t.desc, rem.desc.ID); err != nil {
 		return err
 	}
-	if rem.rq.local == nil || t.ref.peer != nil {
-		// Only the owner writes its segments' entries (a peer maps them
-		// read-only), and the loopback provider has no way yet for a
-		// delivery to ask the owner's process to invalidate.
-		return provider.Errorf(provider.ErrNotSupported,
-			"SEND_INVALIDATE to a receiver in another process: the loopback provider invalidates between contexts of one process")
+	if (rem.rq.local != nil) != (t.ref.peer == nil) {
+		// The receiver and the segment's owner in different processes:
+		// the descriptors disagree, which wrcheck.Invalidate refuses.
+		// Kept because invalidateFor writes the entry of a segment of
+		// this process, and must never write a peer's read-only page.
+		return provider.Errorf(provider.ErrPermission, "SEND_INVALIDATE of segment %v: it does not belong to the receiver", t.desc)
 	}
 	return nil
 }
@@ -65,10 +68,17 @@ func (q *sendq) validateExt(w *provider.WR, rem *remote) error {
 // invalidateFor invalidates the segment the SEND_INVALIDATE w names, once
 // its receive at v is claimed, and makes cr that receive's record: the
 // token id in Imm, no immediate flag. The segment belongs to v's context
-// (validateExt). One that its owner unregistered meanwhile has nothing
-// left to invalidate, and the message is delivered all the same.
-func invalidateFor(cr *provider.CR, w *provider.WR, v *rqView) {
+// (validateExt); the owner is asked when that is another process's. One
+// that its owner unregistered meanwhile has nothing left to invalidate,
+// and the message is delivered all the same. It returns the status the
+// request fails with when the owner could not be asked.
+func invalidateFor(cr *provider.CR, w *provider.WR, v *rqView) provider.CRStatus {
 	t := w.Invalidated().(*target)
+	cr.Flags &^= provider.CRFlagImm
+	cr.Imm = uint64(t.desc.TokenID)
+	if v.local == nil {
+		return invalidateRemote(t, v.peer)
+	}
 	owner := v.local.ctx
 	// Under the owner's lock, which a handle's reuse takes: the entry is
 	// still t's segment's when its generation matches.
@@ -77,8 +87,45 @@ func invalidateFor(cr *provider.CR, w *provider.WR, v *rqView) {
 		t.ref.ent.state.CompareAndSwap(segLive, segRevoked)
 	}
 	owner.mu.Unlock()
-	cr.Flags &^= provider.CRFlagImm
-	cr.Imm = uint64(t.desc.TokenID)
+	return provider.CRSuccess
+}
+
+// invalidateRemote asks the owner's process p to invalidate t's segment,
+// presenting the token t was imported with: only the owner writes its
+// segments' entries, which peers map read-only, and it checks the token
+// as an import does, so a peer invalidates only what it was granted.
+func invalidateRemote(t *target, p *peerConn) provider.CRStatus {
+	b, _ := t.desc.MarshalBinary()
+	_, err := p.rpc(context.Background(), wire.InvalidateSeg, (&wire.Buf{Bytes: b}).U32(t.token).Bytes, 0)
+	switch {
+	case err == nil, errors.Is(err, provider.ErrNotFound):
+		return provider.CRSuccess
+	case errors.Is(err, provider.ErrPermission):
+		return provider.CRRemAccessAbortErr
+	}
+	if st := p.lossStatus(); st != provider.CRSuccess {
+		return st
+	}
+	return provider.CRRemOperationErr
+}
+
+// answerInvalidate answers a peer's InvalidateSeg request w: the segment is
+// found and its token checked as for an import, then invalidated.
+func (c *lbContext) answerInvalidate(w *wire.Buf) error {
+	var desc provider.SegmentDesc
+	err := desc.UnmarshalBinary(w.Take(provider.SegmentDescSize))
+	token := w.GetU32()
+	if err != nil || w.Short || len(w.Bytes) != 0 {
+		return provider.Errorf(provider.ErrInvalid, "malformed invalidate request")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seg, err := c.findSegmentLocked(desc, token)
+	if err != nil {
+		return err
+	}
+	seg.ref.ent.state.CompareAndSwap(segLive, segRevoked)
+	return nil
 }
 
 // writeNotify runs the WRITE_NOTIFY w, whose local data l holds: the data

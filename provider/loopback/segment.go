@@ -310,7 +310,9 @@ type target struct {
 
 	// For mapped imports (mapped.go): the owner's segment when it is in
 	// this process, and the token the import presented, which the owner
-	// checks again before it hands out a mapping.
+	// checks again before it hands out a mapping (and before it
+	// invalidates the segment for a SEND_INVALIDATE, see
+	// invalidateRemote).
 	seg   *segment
 	token uint32
 }

@@ -447,6 +447,16 @@ func (s *ctlServer) handle(cc *ctlConn, req wire.Message) (wire.Message, []int) 
 			cc.jfcs[ep.rq.jfc.id] = struct{}{}
 		}
 		return reply, fds
+	case wire.InvalidateSeg:
+		// It comes with a SEND_INVALIDATE into one of this context's
+		// queues, which the peer must have imported.
+		if len(cc.rqs) == 0 {
+			return fail(provider.Errorf(provider.ErrPermission, "invalidate from a peer that imported no queue of this context"))
+		}
+		if err := c.answerInvalidate(&w); err != nil {
+			return fail(err)
+		}
+		return reply, nil
 	case wire.List:
 		b, err := json.Marshal(c.info())
 		if err != nil {

@@ -209,19 +209,7 @@ func testSendInvalidate(t *testing.T, e *env) {
 	require.NoError(t, s.jfs.Write(r.remote, tg.SGE(0, 64), src.SGE(0, 64), 0, 0x40))
 	e.pollOK(s.jfc)
 	require.NoError(t, r.jfr.Recv(rbuf.SGE(0, 256), 0x41))
-	err := s.jfs.Post([]jetty.WR{invalidateWR(r, src.SGE(0, 100), tg, 0x42)})
-	if e.attr.Transport == urma.TransportLoopback && e.crossProcess() {
-		// The loopback provider invalidates only between contexts of
-		// one process (docs/semantics.md): it says so at Post, and
-		// the segment keeps working.
-		require.ErrorIs(t, err, urma.ErrNotSupported)
-		require.ErrorContains(t, err, "another process")
-		e.none(s.jfc)
-		require.NoError(t, s.jfs.Write(r.remote, tg.SGE(0, 64), src.SGE(0, 64), 0, 0x45))
-		e.pollOK(s.jfc)
-		return
-	}
-	require.NoError(t, err)
+	require.NoError(t, s.jfs.Post([]jetty.WR{invalidateWR(r, src.SGE(0, 100), tg, 0x42)}))
 	attr, _ := s.jfs.Query()
 	checkSendCR(t, e.pollOK(s.jfc), urma.OpSendInvalidate, 0x42, 100, attr, r.jfr.Descriptor().ID)
 	cr := e.poll(r.jfc, 1)[0]
@@ -277,15 +265,4 @@ func testSendInvalidateRefusals(t *testing.T, e *env) {
 	// Nothing was invalidated: the segment still takes a WRITE.
 	require.NoError(t, s.jfs.Write(r.remote, tg.SGE(0, 8), src.SGE(0, 8), 0, 2))
 	e.pollOK(s.jfc)
-}
-
-// crossProcess tells whether the pair's contexts live in two processes:
-// one of them is the proxy of a context in another process (package
-// remote), which offers CallerMemory, and the other is not.
-func (e *env) crossProcess() bool {
-	proxy := func(c *urma.Context) bool {
-		_, ok := c.Raw().(interface{ CallerMemory(int) ([]byte, error) })
-		return ok
-	}
-	return proxy(e.a) != proxy(e.b)
 }

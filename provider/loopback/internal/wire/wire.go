@@ -38,6 +38,9 @@ const (
 	List                        // {} -> JSON ContextInfo
 	Notify                      // {jfc id u32}: a record was dropped
 	Bye                         // sent by a closing context to its importers; no reply
+	// InvalidateSeg asks the owner to invalidate a segment for a
+	// SEND_INVALIDATE: {desc [48], token u32} -> {}.
+	InvalidateSeg
 )
 
 const (
