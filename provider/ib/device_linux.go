@@ -181,6 +181,9 @@ func (d *device) mapAttr(p probed) provider.DeviceAttr {
 		attr.AtomicOps = provider.AtomicOpsOf(provider.OpCAS, provider.OpFAdd)
 		attr.AtomicSize = 8
 	}
+	// WRITE_NOTIFY is two WRITEs on one connection (notify_linux.go);
+	// SEND_INVALIDATE has no verbs form for the MRs segments are.
+	attr.WriteNotify = true
 	if a.Transport == verbs.TransportIB {
 		// iWARP has no immediate data, no RNR (a SEND that finds no
 		// receive terminates the connection) and no UD.

@@ -64,11 +64,13 @@
 //     verbs opcode and are refused with ErrNotSupported. NOP is a
 //     zero-length WRITE (a zero-length READ on iWARP) behind the queue's
 //     last request, or a record of the provider's own when nothing is
-//     outstanding. Immediate data is 32 bits. WRITE_NOTIFY and
-//     SEND_INVALIDATE are refused with ErrNotSupported (DeviceAttr's
-//     WriteNotify and SendInvalidate are false): verbs' SEND_WITH_INV
-//     invalidates memory windows and fast-registered keys, not the MRs
-//     that segments are.
+//     outstanding. Immediate data is 32 bits. WRITE_NOTIFY is the data's
+//     WRITE and an 8-byte WRITE of the notify data on the same
+//     connection, under one wr_id and one record; it takes two send
+//     queue entries of the queue's depth. SEND_INVALIDATE is refused
+//     with ErrNotSupported (DeviceAttr.SendInvalidate is false): verbs'
+//     SEND_WITH_INV invalidates memory windows and fast-registered keys,
+//     not the MRs that segments are.
 //
 // # What differs between devices
 //

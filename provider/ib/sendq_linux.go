@@ -46,6 +46,10 @@ type sendSlot struct {
 	// queued marks a slot whose record is in the JFC's backlog: Flush
 	// and Close must not report the request again.
 	queued bool
+
+	// extra counts the send queue entries the request takes beyond its
+	// one: a WRITE_NOTIFY's notify WRITE (see buildNotify).
+	extra uint8
 }
 
 // sendq is a JFS, or the send side of a Jetty. In RM mode it owns one RC
@@ -105,6 +109,14 @@ type sendq struct {
 	// fuse is on while pollPost runs a poll and a post in one call:
 	// flushBatch hands its batch to it instead of to the QP.
 	fuse pollFuse
+
+	// WRITE_NOTIFY (notify_linux.go): extra counts the send queue
+	// entries held beyond one per slot; ntg is the notify target
+	// validate found; notify holds each slot's notify data, registered
+	// at the first WRITE_NOTIFY.
+	extra  uint64
+	ntg    *target
+	notify notifyArea
 }
 
 func (c *ibContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
@@ -150,6 +162,7 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 	if cfg.Mode == provider.UM {
 		q.limits.MaxMsgSize = a.MaxUMMsgSize // a datagram is one packet
 	}
+	q.limits.WriteNotify = a.WriteNotify
 	q.src.Owner = cfg.Owner
 	if q.src.Owner == nil {
 		q.src.Owner = q
@@ -225,7 +238,10 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		if err != nil {
 			return q.flushBatch(batch, i, err)
 		}
-		if q.head-q.tail >= uint64(q.depth) && !q.fuseTail() {
+		if q.head-q.tail+q.extra >= uint64(q.depth) && (q.extra != 0 || !q.fuseTail()) {
+			return q.flushBatch(batch, i, q.fullErr)
+		}
+		if w.Opcode == provider.OpWriteNotify && !q.notifyRoom() {
 			return q.flushBatch(batch, i, q.fullErr)
 		}
 		if q.state != provider.StateReady {
@@ -298,6 +314,10 @@ func (q *sendq) postLocked(wrs []provider.WR) (int, error) {
 		if w.Opcode == provider.OpNOP {
 			s.length = 0
 		}
+		if w.Opcode == provider.OpWriteNotify {
+			s.extra = 1
+			q.extra++
+		}
 		if cn == nil {
 			switch {
 			case !s.signaled:
@@ -361,6 +381,10 @@ func (q *sendq) flushBatch(cn *conn, n int, cause error) (int, error) {
 // build appends the verbs form of w, the request at index idx of the
 // caller's batch.
 func (q *sendq) build(w *provider.WR, tg *target, dst *udDest, seq uint64, idx int) {
+	if w.Opcode == provider.OpWriteNotify {
+		q.buildNotify(w, tg, seq, idx)
+		return
+	}
 	off := len(q.sges)
 	flags := uint8(0)
 	if w.Flags&provider.FlagSignaled != 0 {
@@ -462,6 +486,10 @@ func (q *sendq) retire(sl *sendSlot, state uint8) {
 	if sl.state == slotPosted && sl.signaled && sl.cn != nil {
 		q.pendingSignaled--
 		sl.cn.pending--
+	}
+	if sl.extra != 0 {
+		q.extra -= uint64(sl.extra)
+		sl.extra = 0
 	}
 	sl.state = state
 }
@@ -961,6 +989,7 @@ func (q *sendq) forceClose() error {
 	q.mu.Lock()
 	q.flushOnClose()
 	q.dropConns()
+	q.notify.free() // after dropConns: no QP reads it any more
 	q.mu.Unlock()
 	c := q.ctx
 	c.events.Forget(&q.src)
@@ -1011,6 +1040,11 @@ func (q *sendq) validate(w *provider.WR) (*remote, *target, error) {
 			return nil, nil, errClosed("target segment")
 		}
 		tg = t
+	}
+	if w.Opcode == provider.OpWriteNotify {
+		if err := q.validateNotify(w); err != nil {
+			return nil, nil, err
+		}
 	}
 	return rem, tg, nil
 }
