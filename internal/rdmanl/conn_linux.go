@@ -26,6 +26,9 @@ type Conn struct {
 	seq    uint32
 	buf    []byte
 	closed sync.Once
+	// tap, when set, sees every buffer the kernel returns (tests record
+	// real replies with it).
+	tap func([]byte)
 }
 
 // socket opens the netlink socket; a variable so that tests can stand in
@@ -228,6 +231,9 @@ func (c *Conn) dump(ctx context.Context, cmd uint16, dev uint32, hasDev bool, fn
 		}
 		if rflags&unix.MSG_TRUNC != 0 {
 			return fmt.Errorf("%w: a reply longer than %d bytes", ErrMalformed, len(c.buf))
+		}
+		if c.tap != nil {
+			c.tap(c.buf[:n])
 		}
 		payloads, done, err := Messages(c.buf[:n], c.seq, msgType(cmd))
 		for _, p := range payloads {

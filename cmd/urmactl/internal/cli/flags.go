@@ -48,3 +48,10 @@ func addInspectFlags(cmd *cobra.Command, opts *InspectOptions) {
 		loopback.RuntimeDir(), loopback.EnvRuntimeDir))
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", DefaultInspectTimeout, "how long to wait for each context to answer")
 }
+
+// addDeviceFlag adds -d/--dev, the device whose objects segment ls and
+// jetty ls list.
+func addDeviceFlag(cmd *cobra.Command, dev *string) {
+	cmd.Flags().StringVarP(dev, "dev", "d", "", fmt.Sprintf("an RDMA device whose objects to list, as the kernel has them (empty or %s: the loopback contexts)",
+		loopback.DeviceName))
+}

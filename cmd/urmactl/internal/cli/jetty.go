@@ -17,6 +17,12 @@ type JettyListOptions struct {
 	InspectOptions
 	// Output is "table" (or empty), "wide" or "json".
 	Output string
+
+	// Device, when it names an RDMA device (anything but "" and
+	// loopback.DeviceName), lists that device's QPs, SRQs and CQs from the
+	// kernel instead, as IBJettyInfo; Dir is then unused and Timeout bounds
+	// the kernel's answer.
+	Device string
 }
 
 // JettyDecodeOptions configures JettyDecode.
@@ -30,16 +36,23 @@ type JettyDecodeOptions struct {
 }
 
 func newJettyCmd() *cobra.Command {
-	jc := newGroupCmd("jetty", nil, "List live loopback JFSs, JFRs and Jetties and decode jetty descriptors")
-	jc.Example = "  urmactl jetty ls\n  urmactl jetty decode 0102...   # 64 hex digits"
+	jc := newGroupCmd("jetty", nil, "List live JFSs, JFRs and Jetties and decode jetty descriptors")
+	jc.Example = "  urmactl jetty ls\n  urmactl jetty ls -d rxe0\n  urmactl jetty decode 0102...   # 64 hex digits"
 
 	var lsOpts JettyListOptions
 	ls := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
-		Short:   "List the JFSs, JFRs and Jetties of every live loopback context on this host",
-		Example: "  urmactl jetty ls\n  urmactl jetty ls -o wide --timeout 500ms\n  urmactl jetty ls -o json",
-		Args:    usageArgs(cobra.NoArgs),
+		Short:   "List the JFSs, JFRs and Jetties of every live loopback context, or of an RDMA device",
+		Long: "Without -d (or with -d " + loopback.DeviceName + "), list the JFSs, JFRs and Jetties of every live\n" +
+			"loopback context on this host. With -d and an RDMA device, list what the kernel\n" +
+			"holds on that device for every process (RDMA netlink, as rdma resource show):\n" +
+			"QPs as JETTY (mode RC, or UM for UD), SRQs as JFR and CQs as JFC, with their\n" +
+			"owners.",
+		Example: "  urmactl jetty ls\n  urmactl jetty ls -o wide --timeout 500ms\n  urmactl jetty ls -o json\n" +
+			"  urmactl jetty ls -d rxe0                # the QPs, SRQs and CQs of rxe0\n" +
+			"  urmactl jetty ls -d siw0 -o wide        # with verbs types, states, ports and owners' names",
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lsOpts.Warn = cmd.ErrOrStderr()
 			return JettyList(cmd.OutOrStdout(), lsOpts)
@@ -47,6 +60,7 @@ func newJettyCmd() *cobra.Command {
 	}
 	addOutputFlag(ls, &lsOpts.Output)
 	addInspectFlags(ls, &lsOpts.InspectOptions)
+	addDeviceFlag(ls, &lsOpts.Device)
 
 	var decOpts JettyDecodeOptions
 	dec := &cobra.Command{
@@ -72,9 +86,18 @@ func newJettyCmd() *cobra.Command {
 
 // JettyList writes one row per JFS, JFR and Jetty of every live loopback
 // context. Contexts that do not answer are reported to opts.Warn and skipped.
+// With opts.Device naming an RDMA device, it writes that device's QPs,
+// SRQs and CQs instead (see FormatIBJettyList).
 func JettyList(w io.Writer, opts JettyListOptions) error {
 	if err := checkOutput(orTable(opts.Output)); err != nil {
 		return err
+	}
+	if isRDMADevice(opts.Device) {
+		js, err := ibJetties(opts.InspectOptions, opts.Device)
+		if err != nil {
+			return err
+		}
+		return FormatIBJettyList(w, js, opts.Output)
 	}
 	ctxs, err := inspect(opts.InspectOptions)
 	if err != nil {

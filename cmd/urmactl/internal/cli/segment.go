@@ -17,6 +17,12 @@ type SegmentListOptions struct {
 	InspectOptions
 	// Output is "table" (or empty), "wide" or "json".
 	Output string
+
+	// Device, when it names an RDMA device (anything but "" and
+	// loopback.DeviceName), lists that device's memory regions from the
+	// kernel instead, as IBSegmentInfo; Dir is then unused and Timeout
+	// bounds the kernel's answer.
+	Device string
 }
 
 // SegmentDecodeOptions configures SegmentDecode.
@@ -30,16 +36,22 @@ type SegmentDecodeOptions struct {
 }
 
 func newSegmentCmd() *cobra.Command {
-	seg := newGroupCmd("segment", []string{"seg"}, "List live loopback segments and decode segment descriptors")
-	seg.Example = "  urmactl segment ls\n  urmactl segment decode 0102...   # 96 hex digits"
+	seg := newGroupCmd("segment", []string{"seg"}, "List live segments and decode segment descriptors")
+	seg.Example = "  urmactl segment ls\n  urmactl segment ls -d rxe0\n  urmactl segment decode 0102...   # 96 hex digits"
 
 	var lsOpts SegmentListOptions
 	ls := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
-		Short:   "List the segments of every live loopback context on this host",
-		Example: "  urmactl segment ls\n  urmactl seg ls -o wide --timeout 500ms\n  urmactl segment ls -o json",
-		Args:    usageArgs(cobra.NoArgs),
+		Short:   "List the segments of every live loopback context, or of an RDMA device",
+		Long: "Without -d (or with -d " + loopback.DeviceName + "), list the segments of every live loopback\n" +
+			"context on this host. With -d and an RDMA device, list the memory regions the\n" +
+			"kernel holds on that device for every process (RDMA netlink, as rdma resource\n" +
+			"show mr): their lengths, owners and, for root (CAP_NET_ADMIN), their keys.",
+		Example: "  urmactl segment ls\n  urmactl seg ls -o wide --timeout 500ms\n  urmactl segment ls -o json\n" +
+			"  urmactl segment ls -d rxe0              # the memory regions of rxe0\n" +
+			"  urmactl seg ls -d siw0 -o json",
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lsOpts.Warn = cmd.ErrOrStderr()
 			return SegmentList(cmd.OutOrStdout(), lsOpts)
@@ -47,6 +59,7 @@ func newSegmentCmd() *cobra.Command {
 	}
 	addOutputFlag(ls, &lsOpts.Output)
 	addInspectFlags(ls, &lsOpts.InspectOptions)
+	addDeviceFlag(ls, &lsOpts.Device)
 
 	var decOpts SegmentDecodeOptions
 	dec := &cobra.Command{
@@ -72,9 +85,18 @@ func newSegmentCmd() *cobra.Command {
 
 // SegmentList writes one row per segment of every live loopback context.
 // Contexts that do not answer are reported to opts.Warn and skipped.
+// With opts.Device naming an RDMA device, it writes that device's memory
+// regions instead (see FormatIBSegmentList).
 func SegmentList(w io.Writer, opts SegmentListOptions) error {
 	if err := checkOutput(orTable(opts.Output)); err != nil {
 		return err
+	}
+	if isRDMADevice(opts.Device) {
+		segs, err := ibSegments(opts.InspectOptions, opts.Device)
+		if err != nil {
+			return err
+		}
+		return FormatIBSegmentList(w, segs, opts.Output)
 	}
 	ctxs, err := inspect(opts.InspectOptions)
 	if err != nil {
