@@ -124,6 +124,9 @@ func (c *Conn) QPs(ctx context.Context, dev Device) ([]QP, error) {
 		qps, err = DecodeQPs(qps, p)
 		return err
 	})
+	for i := range qps {
+		qps[i].Process = processOf(qps[i].PID)
+	}
 	return qps, resErr("QPs", dev, err)
 }
 
@@ -135,6 +138,9 @@ func (c *Conn) CQs(ctx context.Context, dev Device) ([]CQ, error) {
 		cqs, err = DecodeCQs(cqs, p)
 		return err
 	})
+	for i := range cqs {
+		cqs[i].Process = processOf(cqs[i].PID)
+	}
 	return cqs, resErr("CQs", dev, err)
 }
 
@@ -146,11 +152,14 @@ func (c *Conn) MRs(ctx context.Context, dev Device) ([]MR, error) {
 		mrs, err = DecodeMRs(mrs, p)
 		return err
 	})
+	for i := range mrs {
+		mrs[i].Process = processOf(mrs[i].PID)
+	}
 	return mrs, resErr("MRs", dev, err)
 }
 
 // SRQs lists the shared receive queues of dev. A kernel that cannot list
-// them (before Linux 5.11) gives an error matching
+// them (older kernels) gives an error matching
 // provider.ErrNotSupported.
 func (c *Conn) SRQs(ctx context.Context, dev Device) ([]SRQ, error) {
 	srqs := []SRQ{}
@@ -161,6 +170,9 @@ func (c *Conn) SRQs(ctx context.Context, dev Device) ([]SRQ, error) {
 	})
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
 		return nil, provider.Errorf(provider.ErrNotSupported, "rdmanl: this kernel does not list SRQs (%v)", err)
+	}
+	for i := range srqs {
+		srqs[i].Process = processOf(srqs[i].PID)
 	}
 	return srqs, resErr("SRQs", dev, err)
 }

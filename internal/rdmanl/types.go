@@ -11,12 +11,19 @@ type Device struct {
 	Protocol string
 }
 
-// Owner is who holds a resource: a process (PID, in the caller's PID
-// namespace) or, for the kernel's own objects, the name of the kernel
-// module or subsystem (Kernel) and PID 0.
+// Owner is who holds a resource: a process or, for the kernel's own
+// objects, the kernel module or subsystem that Kernel names (PID 0).
 type Owner struct {
-	PID    uint32
-	Kernel string
+	// PID is what the kernel reports, in the caller's PID namespace: the
+	// ID of the thread that created the object, which is the process's
+	// PID only for its main thread (a Go program makes its objects on
+	// whichever thread runs the goroutine).
+	PID uint32
+	// Process is the PID of the process that thread belongs to, which the
+	// Conn's listings read from /proc; 0 where the thread has exited or
+	// /proc does not say.
+	Process uint32
+	Kernel  string
 }
 
 // QPType is a queue pair's transport as the kernel numbers it (enum

@@ -61,8 +61,11 @@ type IBJettyInfo struct {
 	// QPs lists the QPs that receive through an SRQ, as ranges: "17-19,23".
 	QPs string `json:"qps,omitempty"`
 	// OwnerPID is the process that made the object, 0 for the kernel's
-	// own, which Kernel then names (ib_core, rdma_cm ...).
+	// own, which Kernel then names (ib_core, rdma_cm ...). OwnerTID is the
+	// thread that the kernel names (see rdmanl.Owner); OwnerPID is that
+	// thread where its process is unknown.
 	OwnerPID int    `json:"owner_pid"`
+	OwnerTID int    `json:"owner_tid"`
 	Kernel   string `json:"kernel,omitempty"`
 }
 
@@ -79,6 +82,7 @@ type IBSegmentInfo struct {
 	LKey     *uint32 `json:"lkey"`
 	PD       uint32  `json:"pd"`
 	OwnerPID int     `json:"owner_pid"`
+	OwnerTID int     `json:"owner_tid"`
 	Kernel   string  `json:"kernel,omitempty"`
 }
 
@@ -173,7 +177,7 @@ func ibJettiesOf(dev string, qps []rdmanl.QP, srqs []rdmanl.SRQ, cqs []rdmanl.CQ
 	for _, q := range qps {
 		j := IBJettyInfo{Device: dev, ID: q.QPN, Kind: "JETTY", Verbs: "QP", Mode: qpMode(q.Type),
 			Type: q.Type.String(), State: qpState(q.State), VerbsState: q.State.String(), Port: q.Port,
-			PD: q.PDN, OwnerPID: int(q.PID), Kernel: q.Kernel}
+			PD: q.PDN, OwnerPID: processOf(q.Owner), OwnerTID: int(q.PID), Kernel: q.Kernel}
 		if q.HasRemote {
 			r := q.RemoteQPN
 			j.RemoteID = &r
@@ -182,11 +186,11 @@ func ibJettiesOf(dev string, qps []rdmanl.QP, srqs []rdmanl.SRQ, cqs []rdmanl.CQ
 	}
 	for _, s := range srqs {
 		out = append(out, IBJettyInfo{Device: dev, ID: s.SRQN, Kind: "JFR", Verbs: "SRQ", Type: srqType(s.Type),
-			PD: s.PDN, QPs: qpRanges(s.QPs), OwnerPID: int(s.PID), Kernel: s.Kernel})
+			PD: s.PDN, QPs: qpRanges(s.QPs), OwnerPID: processOf(s.Owner), OwnerTID: int(s.PID), Kernel: s.Kernel})
 	}
 	for _, c := range cqs {
 		out = append(out, IBJettyInfo{Device: dev, ID: c.CQN, Kind: "JFC", Verbs: "CQ", Depth: c.CQE,
-			Users: c.Users, OwnerPID: int(c.PID), Kernel: c.Kernel})
+			Users: c.Users, OwnerPID: processOf(c.Owner), OwnerTID: int(c.PID), Kernel: c.Kernel})
 	}
 	return out
 }
@@ -195,7 +199,8 @@ func ibJettiesOf(dev string, qps []rdmanl.QP, srqs []rdmanl.SRQ, cqs []rdmanl.CQ
 func ibSegmentsOf(dev string, mrs []rdmanl.MR) []IBSegmentInfo {
 	out := make([]IBSegmentInfo, 0, len(mrs))
 	for _, m := range mrs {
-		s := IBSegmentInfo{Device: dev, ID: m.MRN, Len: m.Len, PD: m.PDN, OwnerPID: int(m.PID), Kernel: m.Kernel}
+		s := IBSegmentInfo{Device: dev, ID: m.MRN, Len: m.Len, PD: m.PDN, OwnerPID: processOf(m.Owner),
+			OwnerTID: int(m.PID), Kernel: m.Kernel}
 		if m.HasKeys {
 			r, l := m.RKey, m.LKey
 			s.RKey, s.LKey = &r, &l
@@ -203,6 +208,15 @@ func ibSegmentsOf(dev string, mrs []rdmanl.MR) []IBSegmentInfo {
 		out = append(out, s)
 	}
 	return out
+}
+
+// processOf is the owner's process, or the kernel's thread ID where the
+// process is unknown.
+func processOf(o rdmanl.Owner) int {
+	if o.Process != 0 {
+		return int(o.Process)
+	}
+	return int(o.PID)
 }
 
 // qpMode is URMA's transport mode of a QP type.

@@ -30,7 +30,7 @@ func TestIBJettyList(t *testing.T) {
 	js := ibJettiesOf("rxe0",
 		[]rdmanl.QP{
 			{Port: 1, QPN: 1, Type: rdmanl.QPTypeGSI, State: rdmanl.QPStateRTS, Owner: rdmanl.Owner{Kernel: "ib_core"}},
-			{Port: 1, QPN: 17, RemoteQPN: 18, HasRemote: true, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateRTS, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
+			{Port: 1, QPN: 17, RemoteQPN: 18, HasRemote: true, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateRTS, PDN: 2, Owner: rdmanl.Owner{PID: pid + 3, Process: pid}},
 			{Port: 1, QPN: 19, Type: rdmanl.QPTypeUD, State: rdmanl.QPStateErr, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
 			{QPN: 20, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateInit, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
 			{QPN: 21, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateSQD, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
@@ -68,9 +68,9 @@ func TestIBJettyList(t *testing.T) {
 	require.NoError(t, FormatIBJettyList(&out, js[:2], OutputJSON))
 	assert.JSONEq(t, `[
 	  {"device":"rxe0","id":1,"kind":"JETTY","verbs":"QP","mode":"GSI","type":"GSI","state":"READY","verbs_state":"RTS",
-	   "depth":0,"port":1,"pd":0,"users":0,"owner_pid":0,"kernel":"ib_core"},
+	   "depth":0,"port":1,"pd":0,"users":0,"owner_pid":0,"owner_tid":0,"kernel":"ib_core"},
 	  {"device":"rxe0","id":17,"kind":"JETTY","verbs":"QP","mode":"RC","type":"RC","state":"READY","verbs_state":"RTS",
-	   "depth":0,"port":1,"remote_id":18,"pd":2,"users":0,"owner_pid":`+p+`}]`, out.String())
+	   "depth":0,"port":1,"remote_id":18,"pd":2,"users":0,"owner_pid":`+p+`,"owner_tid":`+strconv.Itoa(int(pid)+3)+`}]`, out.String())
 
 	out.Reset()
 	require.NoError(t, FormatIBJettyList(&out, nil, OutputJSON))
