@@ -52,7 +52,8 @@ type IBJettyInfo struct {
 	Depth uint32 `json:"depth"`
 	// Port is a QP's port, 0 before the QP is bound to one.
 	Port uint32 `json:"port"`
-	// RemoteID is a connected (RC or UC) QP's peer QP number.
+	// RemoteID is a connected (RC or UC) QP's peer QP number, where the
+	// device knows it (iWARP devices do not).
 	RemoteID *uint32 `json:"remote_id,omitempty"`
 	// PD is the protection domain's number (0 for the kernel's objects).
 	PD uint32 `json:"pd"`
@@ -178,7 +179,9 @@ func ibJettiesOf(dev string, qps []rdmanl.QP, srqs []rdmanl.SRQ, cqs []rdmanl.CQ
 		j := IBJettyInfo{Device: dev, ID: q.QPN, Kind: "JETTY", Verbs: "QP", Mode: qpMode(q.Type),
 			Type: q.Type.String(), State: qpState(q.State), VerbsState: q.State.String(), Port: q.Port,
 			PD: q.PDN, OwnerPID: processOf(q.Owner), OwnerTID: int(q.PID), Kernel: q.Kernel}
-		if q.HasRemote {
+		// QP 0 is never a peer: iWARP devices, which carry no QP
+		// numbers, report 0.
+		if q.HasRemote && q.RemoteQPN != 0 {
 			r := q.RemoteQPN
 			j.RemoteID = &r
 		}

@@ -33,7 +33,7 @@ func TestIBJettyList(t *testing.T) {
 			{Port: 1, QPN: 17, RemoteQPN: 18, HasRemote: true, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateRTS, PDN: 2, Owner: rdmanl.Owner{PID: pid + 3, Process: pid}},
 			{Port: 1, QPN: 19, Type: rdmanl.QPTypeUD, State: rdmanl.QPStateErr, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
 			{QPN: 20, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateInit, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
-			{QPN: 21, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateSQD, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
+			{QPN: 21, Type: rdmanl.QPTypeRC, State: rdmanl.QPStateSQD, HasRemote: true, PDN: 2, Owner: rdmanl.Owner{PID: pid}},
 		},
 		[]rdmanl.SRQ{{SRQN: 3, PDN: 2, QPs: []rdmanl.QPRange{{First: 17, Last: 19}, {First: 23, Last: 23}}, Owner: rdmanl.Owner{PID: pid}}},
 		[]rdmanl.CQ{{CQN: 5, CQE: 255, Users: 3, Owner: rdmanl.Owner{PID: pid}}},
@@ -61,6 +61,7 @@ func TestIBJettyList(t *testing.T) {
 	assert.Equal(t, []string{"QP", "GSI", "RTS", "1", "-", "-", "-", "-", "[ib_core]"}, r[1][7:])
 	assert.Equal(t, []string{"QP", "RC", "RTS", "1", "18", "2", "-", "-", comm}, r[2][7:])
 	assert.Equal(t, []string{"QP", "RC", "INIT", "-", "-", "2", "-", "-", comm}, r[4][7:])
+	assert.Equal(t, []string{"QP", "RC", "SQD", "-", "-", "2", "-", "-", comm}, r[5][7:], "an iWARP peer's QP number, 0, is none")
 	assert.Equal(t, []string{"SRQ", "BASIC", "-", "-", "-", "2", "-", "17-19,23", comm}, r[6][7:])
 	assert.Equal(t, []string{"CQ", "-", "-", "-", "-", "-", "3", "-", comm}, r[7][7:])
 
