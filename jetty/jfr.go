@@ -20,6 +20,11 @@ type JFRConfig struct {
 	// Token is the secret importers must present under PLAIN_TEXT.
 	Token uint32
 	JFC   *JFC
+
+	// RxThreshold (DeviceAttr.RxThreshold), when non-zero, arms the
+	// receive threshold at creation, as SetRxThreshold does; zero arms
+	// none. It ranges from 0 to Depth.
+	RxThreshold int
 }
 
 func (c JFRConfig) provider(uctx *urma.Context, owner any) (provider.JFRConfig, error) {
@@ -53,6 +58,10 @@ func (c JFRConfig) provider(uctx *urma.Context, owner any) (provider.JFRConfig, 
 	if pc.MaxSGE == 0 {
 		pc.MaxSGE = min(DefaultMaxSGE, attr.MaxJFRSGE)
 	}
+	if c.RxThreshold < 0 || c.RxThreshold > pc.Depth {
+		return provider.JFRConfig{}, provider.Errorf(urma.ErrInvalid, "rx threshold %d, the queue allows 0..%d (its depth)", c.RxThreshold, pc.Depth)
+	}
+	pc.RxThreshold = c.RxThreshold
 	return pc, nil
 }
 

@@ -40,6 +40,32 @@ type JFSConfig struct {
 	// queue's JFC, or two posts, at once from two goroutines corrupt the
 	// queue's state. Providers without such locking ignore it.
 	LockFree bool
+
+	// Queue knobs (urma_jfs_cfg_t). Each zero value keeps the queue as
+	// it is without the knob; one the device cannot honour is refused
+	// with urma.ErrNotSupported, and the device attribute named says so.
+	//
+	// ErrorSuspend (urma_jfs_flag_t.error_suspend; DeviceAttr.
+	// ErrorSuspend) makes a failed request move the queue to
+	// urma.StateSuspended instead of urma.StateError: the failed
+	// request's record comes first, then one record of status
+	// urma.CRWRSuspendDone with the CRSuspendDone flag. The requests
+	// posted after the failed one stay queued, unrun: Modify to
+	// urma.StateReady resumes them in order, and Flush (in the suspended
+	// state) hands them back as WR_FLUSH_ERR records instead. Posts are
+	// refused with urma.ErrBadState while the queue is suspended. The
+	// JFC needs a slot for the extra record.
+	ErrorSuspend bool
+	// Order (urma_jfs_flag_t.order_type; DeviceAttr.OrderCap) asks for
+	// an order type; urma.OrderDefault is what the provider gives
+	// anyway.
+	Order urma.OrderType
+	// ErrTimeout (err_timeout; DeviceAttr.ErrTimeout) is how long a
+	// request waits for an answer from its target before it fails. It
+	// is rounded up to UMDK's steps of 4.096us*2^n, n from 0 to 31 (up
+	// to about 2.4 hours); zero leaves the provider's default. UM queues
+	// ignore it: no datagram is answered.
+	ErrTimeout time.Duration
 }
 
 func (c JFSConfig) provider(uctx *urma.Context, owner any) (provider.JFSConfig, error) {
@@ -77,6 +103,9 @@ func (c JFSConfig) provider(uctx *urma.Context, owner any) (provider.JFSConfig, 
 	}
 	if pc.RNRTimeout == 0 {
 		pc.RNRTimeout = DefaultRNRTimeout
+	}
+	if err := c.knobs(&pc); err != nil {
+		return provider.JFSConfig{}, err
 	}
 	return pc, nil
 }

@@ -205,6 +205,21 @@ type DeviceAttr struct {
 	// 8-byte store at a notify address, visible only after the data.
 	// Without it Post refuses the opcode with ErrNotSupported.
 	WriteNotify bool
+
+	// Queue knobs (see JFSConfig and JFRConfig).
+	//
+	// RxThreshold reports that a JFR or Jetty takes a receive threshold
+	// (JFRConfig.RxThreshold, RxThresholder) and raises EventJFRLimit or
+	// EventJettyLimit when its posted receives fall below it.
+	RxThreshold bool
+	// ErrorSuspend reports that a send queue can suspend on an error
+	// (JFSConfig.ErrorSuspend; urma_device_feature_t.error_suspend).
+	ErrorSuspend bool
+	// ErrTimeout reports that JFSConfig.ErrTimeout is honoured.
+	ErrTimeout bool
+	// OrderCap is the set of order types a queue of a reliable mode (RM,
+	// RC) accepts (urma_order_type_cap_t); a UM queue accepts OrderNO.
+	OrderCap OrderCap
 }
 
 // ViewPath is how a device runs view.View transfers.
@@ -283,6 +298,19 @@ type JFSConfig struct {
 	// provider that does nothing of the kind accepts and ignores it.
 	LockFree bool
 	Owner    any
+
+	// Queue knobs, each checked against DeviceAttr by the provider.
+	//
+	// ErrorSuspend makes an error move the queue to StateSuspended, its
+	// later requests kept, rather than to StateError.
+	ErrorSuspend bool
+	// Order is the order type (urma_jfs_flag_t.order_type); OrderDefault
+	// is what the provider gives anyway.
+	Order OrderType
+	// ErrTimeout is the err_timeout exponent plus one: 0 leaves the
+	// provider's default, n (1..32) asks for 4.096us*2^(n-1) before a
+	// request that gets no answer fails.
+	ErrTimeout uint8
 }
 
 // JFRConfig configures a JFR.
@@ -294,6 +322,10 @@ type JFRConfig struct {
 	Token       uint32
 	JFC         JFC
 	Owner       any
+
+	// RxThreshold, when non-zero, arms the receive threshold at creation
+	// (see RxThresholder).
+	RxThreshold int
 }
 
 // JettyConfig configures a Jetty: a send queue plus either its own receive

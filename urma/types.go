@@ -237,6 +237,23 @@ type DeviceAttr struct {
 	// 8-byte store at a notify address, visible only after the data.
 	// Without it Post refuses the opcode with ErrNotSupported.
 	WriteNotify bool
+
+	// Queue knobs: what a queue's configuration may ask for; NewJFS,
+	// NewJFR and NewJetty refuse the rest with ErrNotSupported.
+	//
+	// RxThreshold reports that a JFR or Jetty takes a receive threshold
+	// (jetty.JFRConfig.RxThreshold, SetRxThreshold) and raises
+	// EventJFRLimit or EventJettyLimit when its posted receives fall
+	// below it.
+	RxThreshold bool
+	// ErrorSuspend reports that a send queue can suspend on an error
+	// (jetty.JFSConfig.ErrorSuspend; urma_device_feature_t.error_suspend).
+	ErrorSuspend bool
+	// ErrTimeout reports that jetty.JFSConfig.ErrTimeout is honoured.
+	ErrTimeout bool
+	// OrderCap is the set of order types (jetty.JFSConfig.Order) a queue
+	// of a reliable mode accepts; a UM queue accepts OrderNO.
+	OrderCap OrderCap
 }
 
 // SupportsMode reports whether the device offers transport mode m.
@@ -255,6 +272,7 @@ func deviceAttrOf(p provider.DeviceAttr) DeviceAttr {
 		Views: ViewPath(p.Views), SigOffload: p.SigOffload,
 	}
 	a.SendInvalidate, a.WriteNotify = p.SendInvalidate, p.WriteNotify
+	a.RxThreshold, a.ErrorSuspend, a.ErrTimeout, a.OrderCap = p.RxThreshold, p.ErrorSuspend, p.ErrTimeout, OrderCap(p.OrderCap)
 	if p.Ports != nil {
 		a.Ports = make([]PortAttr, len(p.Ports))
 		for i, pt := range p.Ports {

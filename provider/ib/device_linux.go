@@ -198,6 +198,14 @@ func (d *device) mapAttr(p probed) provider.DeviceAttr {
 	// siw's receive completions never count as solicited, so a
 	// solicited-only arm would never fire.
 	attr.SolicitedEvents = a.VendorID != siwVendorID
+	// Queue knobs: an SRQ limit is the receive threshold; an RC
+	// connection delivers in order (OL) and can promise less (NO), not
+	// the target's or the initiator's ordering; the ACK timeout is
+	// err_timeout where there are ACKs to time (not iWARP, which rides
+	// TCP). Verbs has no suspend on error.
+	attr.RxThreshold = a.MaxSRQ > 0
+	attr.OrderCap = provider.OrderCapOf(provider.OrderOL, provider.OrderNO)
+	attr.ErrTimeout = a.Transport == verbs.TransportIB
 	for _, p := range d.info.Ports {
 		attr.Ports = append(attr.Ports, provider.PortAttr{
 			State:     provider.PortState(p.State),

@@ -284,6 +284,9 @@ func lowerID(a, b provider.JettyID) bool {
 
 // makeQP creates the Jetty's RC QP on a connection's id.
 func (j *jetty) makeQP(id verbs.CMID) (*verbs.QP, error) {
+	if err := j.sq.setAckTimeout(id); err != nil {
+		return nil, err
+	}
 	caps := verbs.QPCaps{MaxSendWR: j.sq.sqSize(), MaxSendSGE: j.sq.maxSGE, MaxInline: j.sq.maxInline}
 	qp, err := id.CreateQP(j.ctx.vc, j.sq.jfc.cq, j.rq.jfc.cq, j.rq.srq, caps)
 	if err != nil {

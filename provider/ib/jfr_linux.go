@@ -60,6 +60,10 @@ type jfr struct {
 	udPeers map[udKey]provider.JettyID  // UM senders, see datagram_linux.go
 
 	ud *udRecv // UM only
+
+	// rxLimit is the receive threshold armed on the SRQ, 0 for none
+	// (knobs_linux.go).
+	rxLimit atomic.Int32
 }
 
 func (c *ibContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
@@ -105,6 +109,13 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 	if j.srq, err = c.vc.NewSRQ(cfg.Depth, srqSGE, uintptr(j.val)); err != nil {
 		return nil, verbsErr("ibv_create_srq", err)
 	}
+	if cfg.RxThreshold > 0 {
+		if err := j.srq.SetLimit(cfg.RxThreshold); err != nil {
+			_ = j.srq.Destroy()
+			return nil, verbsErr("set srq limit", err)
+		}
+		j.rxLimit.Store(int32(cfg.RxThreshold))
+	}
 	if cfg.Mode == provider.UM {
 		if err := j.openUD(); err != nil {
 			_ = j.srq.Destroy()
@@ -121,7 +132,7 @@ func (c *ibContext) newJFR(cfg provider.JFRConfig, id uint32, owner *jetty) (*jf
 	}
 	c.hub.watchObj(j.val, func(ev verbs.AsyncEvent) {
 		if ev.Type == verbs.EventSRQLimit {
-			c.events.Raise(provider.EventJFRLimit, &j.src, 0)
+			j.limitReached()
 		} else {
 			c.events.Raise(provider.EventJFRErr, &j.src, 0)
 		}
@@ -336,6 +347,10 @@ func (j *jfr) flushSRQ() error {
 	srq, err := c.vc.NewSRQ(j.depth, srqSGE, uintptr(j.val))
 	if err != nil {
 		return verbsErr("ibv_create_srq", err)
+	}
+	if err := j.rearmLimit(srq); err != nil {
+		_ = srq.Destroy()
+		return err
 	}
 	j.mu.Lock()
 	gone := j.srq

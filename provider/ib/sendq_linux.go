@@ -117,6 +117,10 @@ type sendq struct {
 	extra  uint64
 	ntg    *target
 	notify notifyArea
+
+	// errTimeout is JFSConfig.ErrTimeout: 0 for rdma_cm's ACK timeout,
+	// else the timeout code plus one (setAckTimeout).
+	errTimeout uint8
 }
 
 func (c *ibContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
@@ -153,6 +157,7 @@ func (c *ibContext) newSendq(cfg provider.JFSConfig, owner *jetty) (*sendq, erro
 		conns: map[*remote]*conn{}, dests: map[*remote]*udDest{}, wrs: make([]verbs.SendWR, 0, 16), wrIdx: make([]int, 0, 16), lkeys: make([]uint32, 0, cfg.MaxSGE), lsegs: make([]*segment, 0, cfg.MaxSGE), sges: make([]verbs.SGE, 0, 16*cfg.MaxSGE),
 		segs: make([][]*segment, ring)}
 	q.fullErr = provider.Errorf(provider.ErrAgain, "queue holds %d requests", q.depth)
+	q.errTimeout = cfg.ErrTimeout
 	backing := make([]*segment, ring*cfg.MaxSGE)
 	for i := range q.segs {
 		q.segs[i] = backing[i*cfg.MaxSGE : i*cfg.MaxSGE : (i+1)*cfg.MaxSGE]
@@ -852,6 +857,9 @@ func (q *sendq) connFor(ctx context.Context, r *remote) (*conn, error) {
 		policy: r.desc.TokenPolicy, srcEID: c.eid.eid, srcUASID: c.uasid, srcID: q.id, rnrTimer: q.rnrTimer, rnrRetry: q.rnrRetry}
 	caps := verbs.QPCaps{MaxSendWR: q.sqSize(), MaxSendSGE: q.maxSGE, MaxInline: q.maxInline, MaxRecvWR: 1}
 	d, err := c.dial(ctx, r.desc.ID.EID, r.desc.ID.UASID, req, func(id verbs.CMID) (*verbs.QP, error) {
+		if err := q.setAckTimeout(id); err != nil {
+			return nil, err
+		}
 		qp, err := id.CreateQP(c.vc, q.jfc.cq, c.ctl, nil, caps)
 		if err != nil {
 			return nil, verbsErr("create QP", err)

@@ -302,6 +302,7 @@ func (q *sendq) deliver(w *provider.WR, seq uint64, rem *remote, src *sg.List, d
 		// both.
 		return true
 	}
+	v.noteTaken()
 	slot := (*recvSlot)(v.ring.Payload(pos))
 	// The next message claims the next receive and must read it before
 	// it can copy anything: ask for its line now, while this one copies.

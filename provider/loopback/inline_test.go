@@ -27,6 +27,7 @@ func TestHotPathsInline(t *testing.T) {
 		// loopback
 		"(*sendq).full", "(*queueLock).TryLockOwner", "(*queueLock).UnlockOwner", "(*rqView).ready",
 		"(*jfc).sweepDue", "(*memRef).pin", "(*memRef).span", "(*lbContext).segByHandle", "(*segment).noteReceive",
+		"(*rqView).noteTaken",
 		// shm
 		"(*Ring).Seq", "(*Ring).Payload", "(*Ring).Publish", "(*Ring).Release", "StoreRelease",
 		// sg

@@ -125,6 +125,7 @@ func (c *lbContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 			return nil, err
 		}
 		rq.crFlags = provider.CRFlagJetty
+		rq.limit = rxLimit{ev: provider.EventJettyLimit, src: &q.src}
 		j.rq = rq
 		desc.TokenPolicy, token = cfg.Recv.TokenPolicy, cfg.Recv.Token
 	}

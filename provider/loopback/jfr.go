@@ -76,6 +76,8 @@ type recvq struct {
 	// inbox is where senders of this process leave small SENDs (see
 	// rqinbox.go).
 	inbox *rqInbox
+	// limit is where the receive threshold's event goes (rxlimit.go).
+	limit rxLimit
 
 	mu      sync.Mutex
 	waiters []*sendq // senders in RNR wait on this queue
@@ -120,6 +122,7 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 		token: cfg.Token, jfc: j, ring: r, inbox: ib}
 	q.fullErr = provider.Errorf(provider.ErrAgain, "jfr is full (depth %d)", q.depth)
 	q.setState(uint32(provider.StateReady))
+	q.ring.Meta(metaRxLimit).Store(uint32(cfg.RxThreshold))
 	j.users.Add(1)
 	j.inboxRQs.add(q)
 	return q, nil
@@ -490,6 +493,7 @@ func (c *lbContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
 	if j.src.Owner == nil {
 		j.src.Owner = j
 	}
+	q.limit = rxLimit{ev: provider.EventJFRLimit, src: &j.src}
 	id, err := c.adopt(j)
 	if err != nil {
 		q.destroy()

@@ -51,6 +51,7 @@ func (q *sendq) sendPrepared(p *prepared, seq uint64) bool {
 	if !ref.span(b.addr, n, &dst) || !atomic.CompareAndSwapUint64(r.DeqPos(), pos, pos+1) {
 		return false
 	}
+	v.noteTaken()
 	prefetch.Write(unsafe.Pointer(r.Seq(pos + 1)))
 	// Reserved before the copy, for deliver's reason (earlyRecordMax).
 	rpos, reserved := v.jfc.ring.ReserveRecord()

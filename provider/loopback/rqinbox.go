@@ -208,6 +208,7 @@ func (v *rqView) deliverEntry(e *inbox.Entry, rt *inbox.Route, out *provider.CR)
 	if !ok {
 		return provider.CRSuccess, true
 	}
+	v.noteTaken()
 	userCtx := (*recvSlot)(v.ring.Payload(pos)).userCtx
 	n := e.Hdr.Len
 	if v.copyEntry(e, pos) {

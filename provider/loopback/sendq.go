@@ -80,6 +80,9 @@ type sendq struct {
 	// fullErr is the error of a post to the queue while it is full, made
 	// at the first (errFull).
 	fullErr error
+
+	// errorSuspend makes fail suspend the queue (suspend.go).
+	errorSuspend bool
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -91,7 +94,8 @@ func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
 		return nil, err
 	}
 	q := &sendq{ctx: c, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE, maxInline: cfg.MaxInline,
-		rnrRetry: cfg.RNRRetry, rnrTimeout: cfg.RNRTimeout, jfc: j, state: provider.StateReady}
+		rnrRetry: cfg.RNRRetry, rnrTimeout: cfg.RNRTimeout, jfc: j, state: provider.StateReady,
+		errorSuspend: cfg.ErrorSuspend}
 	if cfg.LockFree {
 		q.mu.lockFree()
 	}
@@ -476,6 +480,10 @@ func (q *sendq) completeOf(userCtx uint64, wf provider.WRFlags, op provider.Opco
 // ERROR, raising the async event as hardware does.
 func (q *sendq) fail(w *provider.WR, seq uint64, rem *remote, st provider.CRStatus) {
 	q.complete(w, seq, rem, st, 0)
+	if q.errorSuspend {
+		q.suspend(seq)
+		return
+	}
 	q.state = provider.StateError
 	ev := provider.EventJFSErr
 	if q.jetty != nil {
@@ -490,8 +498,8 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.state != provider.StateError {
-		return 0, provider.Errorf(provider.ErrBadState, "flush needs the %s in ERROR, it is %v", q.name(), q.state)
+	if q.state != provider.StateError && q.state != provider.StateSuspended {
+		return 0, provider.Errorf(provider.ErrBadState, "flush needs the %s in ERROR or SUSPENDED, it is %v", q.name(), q.state)
 	}
 	q.quietInbox()
 	n := 0
@@ -575,6 +583,10 @@ func (q *sendq) Modify(s provider.State) error {
 		q.pending = nil
 		q.state = provider.StateReset
 	case provider.StateReady:
+		if q.state == provider.StateSuspended {
+			q.resume()
+			return nil
+		}
 		if q.state != provider.StateReset && q.state != provider.StateReady {
 			return provider.Errorf(provider.ErrBadState, "%s must go through RESET to READY, it is %v", q.name(), q.state)
 		}

@@ -108,6 +108,7 @@ func (q *sendq) deliverRun(ws []provider.WR, rem *remote) int {
 		q.unpinRun(n)
 		return 0
 	}
+	v.noteTaken()
 	var sw inbox.Sender
 	fillSender(&sw, q)
 	first, reserved := v.jfc.ring.ReserveRecords(uint64(n))

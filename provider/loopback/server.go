@@ -346,6 +346,10 @@ func (s *ctlServer) serve(cc *ctlConn) {
 			s.notify(cc, req.Payload)
 			continue
 		}
+		if req.Type == wire.NotifyLimit {
+			s.notifyLimit(cc, req.Payload)
+			continue
+		}
 		reply, fds := s.handle(cc, req)
 		err = wire.Write(conn, reply)
 		for _, fd := range fds {

@@ -135,6 +135,8 @@ func Run(t *testing.T, h Harness) {
 		{"mapped", mappedTests},
 		// WRITE_NOTIFY and SEND_INVALIDATE.
 		{"notify and invalidate", extOpTests},
+		// Optional queue knobs (knobs.go).
+		{"knobs", knobTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

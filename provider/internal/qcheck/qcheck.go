@@ -25,7 +25,7 @@ func Send(cfg *provider.JFSConfig, a *provider.DeviceAttr, device string) error 
 	case cfg.RNRTimeout < 0:
 		return provider.Errorf(provider.ErrInvalid, "rnr timeout %v is negative", cfg.RNRTimeout)
 	}
-	return nil
+	return sendKnobs(cfg, a, device)
 }
 
 // Recv checks the configuration of a JFR, or of a Jetty's own receive
@@ -43,5 +43,5 @@ func Recv(cfg *provider.JFRConfig, a *provider.DeviceAttr, device string) error 
 	case cfg.TokenPolicy > provider.TokenPlainText:
 		return provider.Errorf(provider.ErrNotSupported, "token policy %v", cfg.TokenPolicy)
 	}
-	return nil
+	return recvKnobs(cfg, a, device)
 }

@@ -189,14 +189,16 @@ func (s *session) newJFC(a *jfcArgs) (*jfcReply, error) {
 
 func (s *session) jfsConfig(w jfsConfig) (provider.JFSConfig, error) {
 	jfc, err := configObj[provider.JFC](s, w.JFC, "jfc")
-	return provider.JFSConfig{Depth: w.Depth, Mode: w.Mode, MaxSGE: w.MaxSGE, MaxInline: w.MaxInline,
-		RNRRetry: w.RNRRetry, RNRTimeout: w.RNRTimeout, JFC: jfc, Owner: ownerOf(w.Owner)}, err
+	c := provider.JFSConfig{Depth: w.Depth, Mode: w.Mode, MaxSGE: w.MaxSGE, MaxInline: w.MaxInline,
+		RNRRetry: w.RNRRetry, RNRTimeout: w.RNRTimeout, JFC: jfc, Owner: ownerOf(w.Owner)}
+	w.Knobs.fill(&c)
+	return c, err
 }
 
 func (s *session) jfrConfig(w jfrConfig) (provider.JFRConfig, error) {
 	jfc, err := configObj[provider.JFC](s, w.JFC, "jfc")
 	return provider.JFRConfig{Depth: w.Depth, Mode: w.Mode, MaxSGE: w.MaxSGE, TokenPolicy: w.TokenPolicy,
-		Token: w.Token, JFC: jfc, Owner: ownerOf(w.Owner)}, err
+		Token: w.Token, JFC: jfc, Owner: ownerOf(w.Owner), RxThreshold: w.RxThreshold}, err
 }
 
 func (s *session) newJFS(a *jfsArgs) (*newReply, error) {

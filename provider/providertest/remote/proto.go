@@ -50,6 +50,8 @@ const (
 	opPostRecv
 	opBind
 	opUnbind
+	// Queue knobs (knobs.go).
+	opSetRxThreshold
 )
 
 type header struct {
@@ -215,6 +217,7 @@ type jfsConfig struct {
 	RNRTimeout time.Duration
 	JFC        uint64
 	Owner      uint64
+	Knobs      sendKnobs
 }
 
 type jfrConfig struct {
@@ -225,6 +228,7 @@ type jfrConfig struct {
 	Token       uint32
 	JFC         uint64
 	Owner       uint64
+	RxThreshold int
 }
 
 type jfsArgs struct {

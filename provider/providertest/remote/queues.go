@@ -127,10 +127,11 @@ func (j *pJetty) Unbind() error {
 // Owner by number.
 func (p *Peer) jfsConfig(c provider.JFSConfig) jfsConfig {
 	return jfsConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, MaxInline: c.MaxInline,
-		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: p.handleOf(c.JFC), Owner: p.ownerID(c.Owner)}
+		RNRRetry: c.RNRRetry, RNRTimeout: c.RNRTimeout, JFC: p.handleOf(c.JFC), Owner: p.ownerID(c.Owner),
+		Knobs: sendKnobsOf(c)}
 }
 
 func (p *Peer) jfrConfig(c provider.JFRConfig) jfrConfig {
 	return jfrConfig{Depth: c.Depth, Mode: c.Mode, MaxSGE: c.MaxSGE, TokenPolicy: c.TokenPolicy,
-		Token: c.Token, JFC: p.handleOf(c.JFC), Owner: p.ownerID(c.Owner)}
+		Token: c.Token, JFC: p.handleOf(c.JFC), Owner: p.ownerID(c.Owner), RxThreshold: c.RxThreshold}
 }

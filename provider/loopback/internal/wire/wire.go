@@ -41,6 +41,9 @@ const (
 	// InvalidateSeg asks the owner to invalidate a segment for a
 	// SEND_INVALIDATE: {desc [48], token u32} -> {}.
 	InvalidateSeg
+	// NotifyLimit {rq id u32}: a message left a receive queue's posted
+	// receives below its threshold; no reply.
+	NotifyLimit
 )
 
 const (
