@@ -62,7 +62,8 @@ func dropRefs(ws []provider.WR) {
 }
 
 // Flush returns WR_FLUSH_ERR records for the requests still queued, after
-// the queue went to StateError (urma_flush_jfs / urma_flush_jetty).
+// the queue went to StateError, or to urma.StateSuspended (see
+// JFSConfig.ErrorSuspend) (urma_flush_jfs / urma_flush_jetty).
 func (s *sender) Flush(crs []CR) (int, error) {
 	raw := rawCRs(crs)
 	n, err := s.p.Flush(raw)
@@ -108,7 +109,9 @@ func (s *sender) Query() (Attr, error) {
 }
 
 // Modify changes the queue's state: to StateError, or from StateError to
-// StateReset and then StateReady to use it again.
+// StateReset and then StateReady to use it again. A queue suspended on an
+// error (JFSConfig.ErrorSuspend) resumes its queued requests on a Modify
+// to StateReady.
 func (s *sender) Modify(st urma.State) error {
 	if err := s.p.Modify(provider.State(st)); err != nil {
 		return opErr(s.kind+" modify", err)

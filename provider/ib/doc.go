@@ -86,6 +86,13 @@
 // MapImports is false everywhere: verbs reach remote memory only through
 // requests, so segment.Target.Map fails with ErrNotSupported.
 //
+// Queue knobs: RxThreshold is the SRQ limit (ibv_modify_srq), so a JFR,
+// or a Jetty with its own receive queue, raises JFR_LIMIT or JETTY_LIMIT
+// from IBV_EVENT_SRQ_LIMIT_REACHED; OrderCap is OL and NO, what an RC
+// connection gives; ErrTimeout is the ACK timeout rdma_cm gives a queue's
+// connections (RDMA_OPTION_ID_ACK_TIMEOUT), false on iWARP, whose TCP
+// keeps its own; ErrorSuspend is false (verbs queues only go to ERROR).
+//
 // iWARP completes a WRITE or SEND as soon as TCP has it and reports a
 // responder's refusal only by terminating the connection. The provider
 // therefore posts a zero-length READ behind every signaled WRITE and SEND
