@@ -104,11 +104,14 @@ func (q *sendq) inboxFits(seq uint64, rem *remote) bool {
 func (q *sendq) inboxStreams(seq uint64, rem *remote) bool {
 	v := rem.rq
 	if seq-q.loadCredited() < inboxStream || v.inbox == nil || inboxOff ||
-		q.jfc.view.ring.Meta(metaArmed).Load() != disarmed {
+		q.jfc.view.ring.Meta(metaArmed).Load() != disarmed || q.errorSuspend {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a
 		// caller that waits for this request: it completes sooner
 		// delivered the usual way than after the receiver's next poll.
+		// A queue that suspends on an error keeps the requests after
+		// the failed one to run them again, which an inbox cannot: it
+		// skips them, their data with them.
 		return false
 	}
 	// Not inside enterRQ: a locked instruction here would wait for the

@@ -18,6 +18,7 @@ var knobTests = []test{
 	{"jetty rx threshold", testJettyThreshold},
 	{"error suspend keeps requests and resumes", testErrorSuspend},
 	{"error suspend then flush", testErrorSuspendFlush},
+	{"error suspend keeps inline sends", testErrorSuspendSends},
 	{"order types", testOrderTypes},
 	{"err timeout", testErrTimeout},
 }
@@ -255,4 +256,53 @@ func testErrTimeout(t *testing.T, e *env) {
 	require.NoError(t, s.jfs.Write(r.remote, tg.SGE(0, 32), l.SGE(0, 32), 0, 7))
 	require.Equal(t, uint64(7), e.pollOK(s.jfc).UserCtx)
 	require.Equal(t, l.Bytes()[:32], dst.Bytes()[:32])
+}
+
+// testErrorSuspendSends suspends a queue on a SEND too long for its
+// receive, among small inline SENDs whose data lives only in the
+// requests: resumed, those behind it deliver their data whole and in
+// order.
+func testErrorSuspendSends(t *testing.T, e *env) {
+	if !e.attr.ErrorSuspend {
+		return // suspendRig's cases check the refusal
+	}
+	const n, bad = 8, 2
+	s := e.sender(jetty.JFSConfig{ErrorSuspend: true})
+	r := e.receiver(jetty.JFRConfig{})
+	rb := e.seg(e.b, 8*n, segment.LocalOnly)
+	for i := 0; i < n; i++ {
+		size := uint32(8)
+		if i == bad {
+			size = 4
+		}
+		require.NoError(t, r.jfr.Recv(rb.SGE(uint64(8*i), size), uint64(60+i)))
+	}
+	var wrs []jetty.WR
+	for i := 0; i < n; i++ {
+		wrs = append(wrs, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled | jetty.Inline, To: r.remote,
+			Inline: []byte{byte(i + 1), 2, 3, 4, 5, 6, 7, byte(i + 1)}, UserCtx: uint64(i)})
+	}
+	require.NoError(t, s.jfs.Post(wrs))
+	// The receiver's polls deliver what waits for them.
+	rcs := e.poll(r.jfc, bad+1)
+	require.Equal(t, urma.CRLocLenErr, rcs[bad].Status, "%v", rcs)
+	crs := e.poll(s.jfc, bad+2)
+	for i := 0; i < bad; i++ {
+		require.Equal(t, urma.CRSuccess, crs[i].Status, "%v", crs)
+	}
+	require.Equal(t, e.remoteStatus(urma.CRRemOperationErr), crs[bad].Status, "%v", crs)
+	require.Equal(t, urma.CRWRSuspendDone, crs[bad+1].Status, "%v", crs)
+	e.none(s.jfc)
+	e.none(r.jfc)
+	require.NoError(t, s.jfs.Modify(urma.StateReady))
+	crs = e.poll(s.jfc, n-bad-1)
+	rcs = e.poll(r.jfc, n-bad-1)
+	for k := range crs {
+		i := bad + 1 + k
+		require.Equal(t, urma.CRSuccess, crs[k].Status, "%v", crs)
+		require.Equal(t, uint64(i), crs[k].UserCtx, "in order: %v", crs)
+		require.Equal(t, urma.CRSuccess, rcs[k].Status, "%v", rcs)
+		require.Equal(t, uint64(60+i), rcs[k].UserCtx, "%v", rcs)
+		require.Equal(t, wrs[i].Inline, rb.Bytes()[8*i:8*i+8], "message %d", i)
+	}
 }
