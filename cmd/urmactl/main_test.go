@@ -116,6 +116,7 @@ func TestBinary(t *testing.T) {
 			"atomic_ops:       CAS,SWAP,FADD,FSUB,FAND,FOR,FXOR\n", "atomic_size:      8\n",
 			"modes:            RM,RC,UM\n", "max_eids:         4\n", "max_um_msg_size:  1073741824\n", "rnr:              true\n",
 			"views:            software\n", "sig_offload:      false\n",
+			"rx_threshold:     true\n", "error_suspend:    true\n", "err_timeout:      false\n", "order_cap:        OT,OI,OL,NO\n",
 			"PORT  STATE   MTU   SPEED\n1     ACTIVE  4096  -\n",
 			"INDEX  EID\n0      ::ffff:127.0.0.1\n1      ::ffff:127.0.0.2\n2      ::ffff:127.0.0.3\n3      ::ffff:127.0.0.4\n",
 		} {

@@ -98,6 +98,11 @@ type DeviceInfo struct {
 	SigOffload bool       `json:"sig_offload"`
 	Ports      []PortInfo `json:"ports"`
 	EIDs       []EIDInfo  `json:"eids"`
+	// The queue knobs the device honours.
+	RxThreshold  bool   `json:"rx_threshold"`
+	ErrorSuspend bool   `json:"error_suspend"`
+	ErrTimeout   bool   `json:"err_timeout"`
+	OrderCap     string `json:"order_cap"`
 }
 
 // PortInfo is the JSON form of a port.
@@ -130,6 +135,7 @@ func Info(d *urma.Device) DeviceInfo {
 		Views: a.Views.String(), SigOffload: a.SigOffload,
 		Ports: []PortInfo{}, EIDs: []EIDInfo{},
 	}
+	info.RxThreshold, info.ErrorSuspend, info.ErrTimeout, info.OrderCap = a.RxThreshold, a.ErrorSuspend, a.ErrTimeout, a.OrderCap.String()
 	for i, p := range a.Ports {
 		info.Ports = append(info.Ports, PortInfo{Port: i + 1, State: p.State.String(), MTU: p.MTU, SpeedMbps: p.SpeedMbps})
 	}
@@ -248,6 +254,8 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		{"max_read_sge", d.MaxReadSGE}, {"max_um_msg_size", d.MaxUMMsgSize}, {"imm_data", d.ImmData},
 		{"rnr", d.RNR}, {"remote_status", d.RemoteStatus}, {"solicited_events", d.SolicitedEvents},
 		{"solicited_in_cr", d.SolicitedInCR}, {"views", d.Views}, {"sig_offload", d.SigOffload},
+		{"rx_threshold", d.RxThreshold}, {"error_suspend", d.ErrorSuspend}, {"err_timeout", d.ErrTimeout},
+		{"order_cap", d.OrderCap},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(tw, "%s:\t%s\n", e.k, safe(fmt.Sprint(e.v)))
