@@ -17,6 +17,16 @@ static int uv_cm_set_ack_timeout(struct rdma_cm_id *id, uint8_t code)
 {
 	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &code, sizeof code) ? -errno : 0;
 }
+
+static int uv_qp_ack_timeout(struct ibv_qp *qp, uint8_t *code)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int rc = ibv_query_qp(qp, &attr, IBV_QP_TIMEOUT, &init);
+	if (rc == 0)
+		*code = attr.timeout;
+	return rc;
+}
 */
 import "C"
 
@@ -42,4 +52,13 @@ func (id CMID) SetAckTimeout(code uint8) error {
 		return fmt.Errorf("rdma_set_option ack timeout %d: %w", code, errnoOf(rc))
 	}
 	return nil
+}
+
+// AckTimeout is the QP's local ACK timeout code (ibv_query_qp).
+func (q *QP) AckTimeout() (uint8, error) {
+	var code C.uint8_t
+	if rc := C.uv_qp_ack_timeout(q.qp, &code); rc != 0 {
+		return 0, fmt.Errorf("ibv_query_qp %d: %w", q.Num, errnoOf(rc))
+	}
+	return uint8(code), nil
 }
