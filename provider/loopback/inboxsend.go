@@ -103,15 +103,14 @@ func (q *sendq) inboxFits(seq uint64, rem *remote) bool {
 // for a post that has made them (a prepared one's unchanged).
 func (q *sendq) inboxStreams(seq uint64, rem *remote) bool {
 	v := rem.rq
-	if seq-q.loadCredited() < inboxStream || v.inbox == nil || inboxOff ||
-		q.jfc.view.ring.Meta(metaArmed).Load() != disarmed || q.errorSuspend {
+	if seq-q.loadCredited() < q.inboxMin || v.inbox == nil || inboxOff ||
+		q.jfc.view.ring.Meta(metaArmed).Load() != disarmed {
 		// An armed JFC waits for an event that only a record written
 		// now raises. A queue with nothing else outstanding is a
 		// caller that waits for this request: it completes sooner
 		// delivered the usual way than after the receiver's next poll.
-		// A queue that suspends on an error keeps the requests after
-		// the failed one to run them again, which an inbox cannot: it
-		// skips them, their data with them.
+		// A queue that suspends on an error never has inboxMin
+		// outstanding (see sendq.inboxMin).
 		return false
 	}
 	// Not inside enterRQ: a locked instruction here would wait for the

@@ -99,6 +99,8 @@ type rqView struct {
 	local   *recvq
 	peer    *peerConn
 	inbox   *rqInbox // nil: a peer that gave none
+	// rxLimit is the ring's metaRxLimit word (see noteTaken).
+	rxLimit *atomic.Uint32
 }
 
 func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
@@ -131,7 +133,8 @@ func (c *lbContext) newRecvq(cfg provider.JFRConfig) (*recvq, error) {
 // setID gives the queue its id, once its JFR or Jetty has one.
 func (q *recvq) setID(id uint32) {
 	q.id = id
-	q.view = rqView{id: id, maxSGE: q.maxSGE, ring: q.ring, jfc: &q.jfc.view, crFlags: q.crFlags, local: q, inbox: q.inbox}
+	q.view = rqView{id: id, maxSGE: q.maxSGE, ring: q.ring, jfc: &q.jfc.view, crFlags: q.crFlags, local: q, inbox: q.inbox,
+		rxLimit: q.ring.Meta(metaRxLimit)}
 }
 
 func (q *recvq) state() *atomic.Uint32 { return q.ring.Meta(metaState) }

@@ -524,7 +524,8 @@ func (p *peerConn) importJetty(ctx context.Context, desc provider.JettyDesc, tok
 		return nil, err
 	}
 	p.maps = append(p.maps, ring.Mapping())
-	v := &rqView{id: r.ID, maxSGE: int(r.MaxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.CRFlags), peer: p, inbox: ib}
+	v := &rqView{id: r.ID, maxSGE: int(r.MaxSGE), ring: ring, jfc: jv, crFlags: provider.CRFlags(r.CRFlags), peer: p, inbox: ib,
+		rxLimit: ring.Meta(metaRxLimit)}
 	p.rqs[r.ID] = v
 	return v, nil
 }

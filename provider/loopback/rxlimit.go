@@ -24,7 +24,7 @@ type rxLimit struct {
 // receives of the queue: while none is armed, one load of a line the
 // delivery has read. Inlined on every delivery path.
 func (v *rqView) noteTaken() {
-	if v.ring.Meta(metaRxLimit).Load() != 0 {
+	if v.rxLimit.Load() != 0 {
 		v.limitSlow()
 	}
 }
@@ -34,7 +34,7 @@ func (v *rqView) noteTaken() {
 // that see the queue below, one tells the owner. A sender of another
 // process tells it over the control connection.
 func (v *rqView) limitSlow() {
-	lim := v.ring.Meta(metaRxLimit)
+	lim := v.rxLimit
 	n := lim.Load()
 	if n == 0 || v.ring.Len() >= int(n) || !lim.CompareAndSwap(n, 0) {
 		return

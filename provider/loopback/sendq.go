@@ -3,6 +3,7 @@ package loopback
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -83,6 +84,13 @@ type sendq struct {
 
 	// errorSuspend makes fail suspend the queue (suspend.go).
 	errorSuspend bool
+	// inboxMin is the number of requests the queue must have
+	// outstanding to use an inbox: inboxStream, or never for a queue
+	// that suspends on an error, which keeps the requests after the
+	// failed one to run them again, where an inbox skips them and
+	// their data with them. A field rather than a second test: every
+	// small SEND asks.
+	inboxMin uint64
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -95,7 +103,10 @@ func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
 	}
 	q := &sendq{ctx: c, mode: cfg.Mode, depth: cfg.Depth, maxSGE: cfg.MaxSGE, maxInline: cfg.MaxInline,
 		rnrRetry: cfg.RNRRetry, rnrTimeout: cfg.RNRTimeout, jfc: j, state: provider.StateReady,
-		errorSuspend: cfg.ErrorSuspend}
+		errorSuspend: cfg.ErrorSuspend, inboxMin: inboxStream}
+	if q.errorSuspend {
+		q.inboxMin = math.MaxUint64
+	}
 	if cfg.LockFree {
 		q.mu.lockFree()
 	}
