@@ -83,9 +83,10 @@ func (d *device) Attr() provider.DeviceAttr {
 		SendInvalidate: true,
 		WriteNotify:    true,
 
-		// A queue runs its requests one after the other, each to its end
-		// at the target before the next starts: every order type holds.
-		// Nothing waits for an answer, so there is no err_timeout.
+		// A queue's requests take effect at their targets in posting
+		// order (a request that is not a small SEND waits for the
+		// queue's SENDs in inboxes): every order type holds. Nothing
+		// waits for an answer, so there is no err_timeout.
 		RxThreshold:  true,
 		ErrorSuspend: true,
 		OrderCap:     provider.OrderCapOf(provider.OrderOT, provider.OrderOI, provider.OrderOL, provider.OrderNO),
