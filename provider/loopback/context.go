@@ -53,6 +53,11 @@ type lbContext struct {
 	peers   map[fabricKey]*peerConn
 
 	events asyncq.Queue
+
+	// retired sums the counters of the context's closed queues and JFCs
+	// (see stats.go).
+	statsMu sync.Mutex
+	retired provider.QueueStats
 }
 
 type tokenInfo struct {

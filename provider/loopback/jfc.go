@@ -207,6 +207,11 @@ type jfc struct {
 	events atomic.Int32 // delivered by Wait, not yet acked
 	users  atomic.Int32 // queues completing into this JFC
 	closed atomic.Bool
+
+	// polled counts the records Poll returned, errs those with an error
+	// status by provider.StatusSlot (see stats.go).
+	polled uint64
+	errs   [provider.StatusSlots]atomic.Uint64
 }
 
 func (c *lbContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
@@ -267,7 +272,11 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 		for i := n; i < n+made; i++ {
 			// A send-side record frees its queue's slots, once
 			// claimed; its sequence came in Imm.
-			if c := &crs[i]; c.Flags&provider.CRFlagRecv == 0 {
+			c := &crs[i]
+			if c.Status != provider.CRSuccess {
+				j.countError(c.Status)
+			}
+			if c.Flags&provider.CRFlagRecv == 0 {
 				if q := j.ctx.sendqByID(c.LocalID); q != nil {
 					if j.alone {
 						q.creditAlone(c.Imm)
@@ -288,13 +297,19 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 			// Looked at here first: most polls find the inbox empty,
 			// and the call alone would cost as much as the look.
 			if q.inbox.box.Waiting() {
-				n += q.deliverInbox(len(crs)-n, crs[n:])
+				k := q.deliverInbox(len(crs)-n, crs[n:])
+				j.countErrors(crs[n : n+k])
+				n += k
 			}
 		}
 	}
-	if n == 0 && j.stalled.any.Load() {
-		j.stalled.retry()
+	if n == 0 {
+		if j.stalled.any.Load() {
+			j.stalled.retry()
+		}
+		return 0, nil
 	}
+	j.countPolled(n)
 	return n, nil
 }
 
@@ -501,6 +516,7 @@ func (j *jfc) destroy() {
 		j.jfce.drop(j)
 	}
 	j.view.ring.Close()
+	j.ctx.retire(j.stats())
 }
 
 // HeldByOthers counts what stops this JFC's records and can be held by

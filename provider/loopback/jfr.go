@@ -86,6 +86,9 @@ type recvq struct {
 	// instructions, each waiting for the receive's stores to reach the
 	// line the sender last read.
 	nwaiters atomic.Int32
+
+	// postErrors counts the posts of receives refused (see stats.go).
+	postErrors atomic.Uint64
 }
 
 // rqView is a receive queue as a sender sees it: in this process (local),
@@ -195,6 +198,7 @@ func (v *rqView) sges(pos uint64) []recvSGE {
 
 func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	if err := q.beginPosts(); err != nil {
+		q.postErrors.Add(1)
 		return 0, err
 	}
 	// Checked first, then written in chunks: one claim of ring slots per
@@ -212,6 +216,7 @@ func (q *recvq) postRecv(wrs []provider.RecvWR) (int, error) {
 	}
 	q.endPosts()
 	if err != nil {
+		q.postErrors.Add(1)
 		return done, err
 	}
 	return len(wrs), nil
@@ -443,6 +448,7 @@ func (q *recvq) destroy() {
 	q.failInbox()
 	q.flushPosted()
 	q.jfc.users.Add(-1)
+	q.ctx.retire(q.statsOpen())
 	q.ring.Close()
 	q.inbox.unref()
 }

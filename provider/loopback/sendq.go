@@ -91,6 +91,9 @@ type sendq struct {
 	// their data with them. A field rather than a second test: every
 	// small SEND asks.
 	inboxMin uint64
+	// stats are the queue's counters beyond head (the requests accepted),
+	// written and read under mu (see stats.go).
+	stats sendStats
 }
 
 func (c *lbContext) newSendq(cfg provider.JFSConfig) (*sendq, error) {
@@ -171,6 +174,7 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	default:
 		n, err = q.postLearn(&wrs[0])
 	}
+	q.countPost(wrs[:n], err)
 	q.mu.UnlockOwner()
 	return n, err
 }
@@ -395,6 +399,7 @@ func (q *sendq) tick() {
 		return
 	}
 	q.retries++
+	q.stats.rnrRetries++
 	q.progress(retryTimer)
 }
 
@@ -643,7 +648,9 @@ func (q *sendq) destroy() {
 	}
 	q.pending = nil
 	q.memo.forget()
+	st := q.statsLocked()
 	q.mu.Unlock()
+	q.ctx.retire(st)
 	q.jfc.stalled.remove(q)
 	q.ctx.unregisterSendq(q)
 	q.ctx.events.Forget(&q.src)

@@ -103,7 +103,7 @@ type Harness struct {
 
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
 // sgl, mixed memory, bounds, validation, mode, failure, segment, event, lifecycle, badinput,
-// prepared, prepared receives, postafter, postwhen, lockfree).
+// prepared, prepared receives, postafter, postwhen, lockfree, stats).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
 	if h.Timeout == 0 {
@@ -137,6 +137,8 @@ func Run(t *testing.T, h Harness) {
 		{"notify and invalidate", extOpTests},
 		// Optional queue knobs (knobs.go).
 		{"knobs", knobTests},
+		// Counters (stats.go).
+		{"stats", statsTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -52,6 +52,10 @@ const (
 	opUnbind
 	// Queue knobs (knobs.go).
 	opSetRxThreshold
+
+	// Counters (stats.go).
+	opQueueStats
+	opContextStats
 )
 
 type header struct {

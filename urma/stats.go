@@ -1,0 +1,110 @@
+package urma
+
+import "github.com/urma-go/sdk/provider"
+
+// QueueStats are the counters of a queue, as urma_admin show_stats and
+// urma_get_perf_info report them. They are always on and count from the
+// queue's creation; a field the queue's kind does not keep is zero:
+//
+//   - JFS: Posted, Bytes, PostErrors, RNRRetries.
+//   - JFR: RecvPosted, PostErrors.
+//   - Jetty: those of a JFS, and RecvPosted of its own receive queue (a
+//     shared JFR counts its receives itself).
+//   - JFC: Completions and Errors.
+//
+// Reading them takes the queue's lock for a moment, as Query does.
+type QueueStats struct {
+	// Posted counts the send requests the queue accepted (a Post that
+	// returns n accepted n of them).
+	Posted uint64
+	// Bytes is the data the accepted send requests carry (WR.DataLen:
+	// inline bytes or the sum of the local SGEs).
+	Bytes uint64
+	// RecvPosted counts the receive requests the queue accepted.
+	RecvPosted uint64
+	// PostErrors counts the posts that returned an error, ErrAgain of a
+	// full queue included.
+	PostErrors uint64
+	// RNRRetries counts the retries of requests that found no receive
+	// posted at their target (the RNR timer's). Where the device retries
+	// in hardware (provider ib) it is zero: the port's hw_counters count
+	// them (see Device.PortCounters).
+	RNRRetries uint64
+	// Completions counts the completion records polled from the JFC,
+	// whatever their status.
+	Completions uint64
+	// Errors counts the records polled with each error status; statuses
+	// never seen are absent.
+	Errors map[CRStatus]uint64
+}
+
+// Success is the records polled with CRSuccess.
+func (s *QueueStats) Success() uint64 { return s.Completions - s.Failed() }
+
+// Failed is the records polled with an error status.
+func (s *QueueStats) Failed() uint64 {
+	var n uint64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+// ContextStats are the counters of a context.
+type ContextStats struct {
+	// JFS, JFR, Jetty and JFC count the context's live queues of each
+	// kind.
+	JFS, JFR, Jetty, JFC int
+	// Total sums the counters of every queue and JFC the context has had,
+	// closed ones included. A queue that closes during the call may be
+	// counted twice in it.
+	Total QueueStats
+}
+
+// Stats returns the counters of the context. It fails with ErrNotSupported
+// when the provider keeps none, and ErrClosed once the context is closed.
+func (c *Context) Stats() (ContextStats, error) {
+	sc, ok := c.p.(provider.StatsContext)
+	if !ok {
+		return ContextStats{}, &OpError{Op: "context stats", Err: provider.Errorf(ErrNotSupported, "provider keeps no counters")}
+	}
+	ps, err := sc.Stats()
+	if err != nil {
+		return ContextStats{}, &OpError{Op: "context stats", Err: err}
+	}
+	return ContextStats{JFS: ps.JFS, JFR: ps.JFR, Jetty: ps.Jetty, JFC: ps.JFC, Total: queueStats(&ps.Total)}, nil
+}
+
+// QueueStatsOf returns the counters of a provider queue: the Raw() of a
+// jetty.JFS, JFR, Jetty or JFC. Package jetty's Stats methods call it. It
+// fails with ErrNotSupported when the provider keeps none.
+func QueueStatsOf(raw any) (QueueStats, error) {
+	sq, ok := raw.(provider.StatsQueue)
+	if !ok {
+		return QueueStats{}, provider.Errorf(ErrNotSupported, "provider keeps no queue counters")
+	}
+	ps, err := sq.Stats()
+	if err != nil {
+		return QueueStats{}, err
+	}
+	return queueStats(&ps), nil
+}
+
+func queueStats(p *provider.QueueStats) QueueStats {
+	s := QueueStats{Posted: p.Posted, Bytes: p.Bytes, RecvPosted: p.RecvPosted, PostErrors: p.PostErrors,
+		RNRRetries: p.RNRRetries, Completions: p.Completions}
+	for i, v := range p.Errors {
+		if v == 0 || i == 0 {
+			continue
+		}
+		if s.Errors == nil {
+			s.Errors = map[CRStatus]uint64{}
+		}
+		st := CRStatus(i)
+		if i == provider.StatusSlots-1 {
+			st = CRSignatureErr
+		}
+		s.Errors[st] += v
+	}
+	return s
+}
