@@ -108,3 +108,33 @@ func queueStats(p *provider.QueueStats) QueueStats {
 	}
 	return s
 }
+
+// PortCounters are the counters a device keeps for one of its ports, by
+// the names the device gives them. On a verbs device (provider ib) they
+// are the files of /sys/class/infiniband/<dev>/ports/<port>/counters
+// (the standard port counters: port_xmit_data, port_rcv_packets, ...;
+// the data counters in units of 4 bytes, as the InfiniBand spec has
+// them) and hw_counters (the driver's own, e.g. rxe's rcvd_rnr_err,
+// retry_exceeded_err, rdma_sends); a counter whose file cannot be read is
+// absent. Soft devices have few or none: siw keeps neither directory.
+type PortCounters struct {
+	Port       int
+	Counters   map[string]uint64
+	HWCounters map[string]uint64
+}
+
+// PortCounters reads the counters of port (numbered from 1, see
+// DeviceAttr.Ports). It fails with ErrNotSupported when the device keeps
+// none (loopback) and ErrNotFound for a port it does not have.
+func (d *Device) PortCounters(port int) (PortCounters, error) {
+	sd, ok := d.p.(provider.StatsDevice)
+	if !ok {
+		return PortCounters{}, &OpError{Op: "port counters", Obj: d.String(),
+			Err: provider.Errorf(ErrNotSupported, "device %s keeps no port counters", d.Name())}
+	}
+	pc, err := sd.PortCounters(port)
+	if err != nil {
+		return PortCounters{}, &OpError{Op: "port counters", Obj: d.String(), Err: err}
+	}
+	return PortCounters{Port: pc.Port, Counters: pc.Counters, HWCounters: pc.HWCounters}, nil
+}

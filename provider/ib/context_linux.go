@@ -51,6 +51,10 @@ type ibContext struct {
 
 	qmu    sync.RWMutex
 	qtable map[uint32]completer
+
+	// retired sums the counters of the closed queues and JFCs, under mu
+	// (see stats_linux.go).
+	retired provider.QueueStats
 }
 
 // child is an object the context closes with itself. rank orders the
@@ -155,9 +159,13 @@ func (c *ibContext) track(o child) {
 }
 
 func (c *ibContext) untrack(o child) {
+	st, counted := countersOf(o)
 	c.mu.Lock()
 	if c.objects.Remove(o) {
 		live.Objects(-1)
+		if counted {
+			c.retired.Add(&st)
+		}
 	}
 	c.mu.Unlock()
 }

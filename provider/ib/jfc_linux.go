@@ -45,6 +45,9 @@ type jfc struct {
 	swEvents atomic.Int32 // software wake-ups delivered by Wait, not acked
 	users    atomic.Int32
 	closed   atomic.Bool
+
+	// stats are the JFC's counters, under mu (see stats_linux.go).
+	stats provider.QueueStats
 }
 
 func (c *ibContext) NewJFC(cfg provider.JFCConfig) (provider.JFC, error) {
@@ -112,7 +115,9 @@ func (j *jfc) Poll(crs []provider.CR) (int, error) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.pollLocked(crs)
+	n, err := j.pollLocked(crs)
+	j.count(crs[:n])
+	return n, err
 }
 
 func (j *jfc) pollLocked(crs []provider.CR) (int, error) {

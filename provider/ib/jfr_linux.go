@@ -64,6 +64,8 @@ type jfr struct {
 	// rxLimit is the receive threshold armed on the SRQ, 0 for none
 	// (knobs_linux.go).
 	rxLimit atomic.Int32
+	// stats are the queue's counters, under mu (see stats_linux.go).
+	stats provider.QueueStats
 }
 
 func (c *ibContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
@@ -166,6 +168,7 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 	case j.closed.Load() || j.ctx.closed.Load():
 		return 0, errClosed("jfr")
 	case j.state != provider.StateReady:
+		j.stats.PostErrors++
 		return 0, provider.Errorf(provider.ErrBadState, "jfr is %v", j.state)
 	}
 	j.wrs, j.sges = j.wrs[:0], j.sges[:0]
@@ -221,8 +224,13 @@ func (j *jfr) PostRecv(wrs []provider.RecvWR) (int, error) {
 	for k := posted; k < len(j.wrs); k++ { // give back the slots the device refused
 		j.free = append(j.free, uint32(j.wrs[k].ID()))
 	}
+	j.stats.RecvPosted += uint64(posted)
 	if perr != nil {
+		j.stats.PostErrors++
 		return posted, verbsErr("post receive", perr)
+	}
+	if err != nil {
+		j.stats.PostErrors++
 	}
 	return n, err
 }

@@ -63,6 +63,7 @@ func (p *prepared) PollPost(pj provider.JFC, crs []provider.CR) (int, bool, erro
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if n := j.drainBacklog(crs, 0); n > 0 {
+		j.count(crs[:n])
 		return n, false, nil, nil
 	}
 	k, posted, postErr, err := p.q.pollPost(j, p.one[:], min(len(j.wcs), len(crs)))
@@ -71,8 +72,9 @@ func (p *prepared) PollPost(pj provider.JFC, crs []provider.CR) (int, bool, erro
 	}
 	// No more polling after a post: the request's own completion could
 	// be next.
-	n := j.records(crs, 0, k)
-	return j.drainBacklog(crs, n), posted, postErr, nil
+	n := j.drainBacklog(crs, j.records(crs, 0, k))
+	j.count(crs[:n])
+	return n, posted, postErr, nil
 }
 
 // errNotPosted is pollFuse's refusal when its poll found nothing to post
@@ -133,12 +135,13 @@ func (p *prepared) PostOnFlag(flag *byte, want byte) (bool, error) {
 		defer q.jetty.dropRetired() // as in Post
 	}
 	q.fuse = pollFuse{on: true, flag: flag, want: want}
-	_, perr := q.postLocked(p.one[:])
+	n, perr := q.postLocked(p.one[:])
 	f := q.fuse
 	q.fuse = pollFuse{}
 	if !f.used || perr == errNotPosted {
 		return false, nil
 	}
+	q.countPost(p.one[:n], perr)
 	return true, perr
 }
 
@@ -155,7 +158,7 @@ func (q *sendq) pollPost(j *jfc, w []provider.WR, want int) (k int, posted bool,
 		defer q.jetty.dropRetired() // as in Post
 	}
 	q.fuse = pollFuse{on: true, cq: j.cq, wcs: j.wcs[:want]}
-	_, perr := q.postLocked(w)
+	n, perr := q.postLocked(w)
 	f := q.fuse
 	q.fuse = pollFuse{}
 	switch {
@@ -167,6 +170,7 @@ func (q *sendq) pollPost(j *jfc, w []provider.WR, want int) (k int, posted bool,
 	case perr == errNotPosted:
 		return f.got, false, nil, nil
 	}
+	q.countPost(w[:n], perr)
 	return f.got, true, perr, nil
 }
 

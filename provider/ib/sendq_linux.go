@@ -121,6 +121,8 @@ type sendq struct {
 	// errTimeout is JFSConfig.ErrTimeout: 0 for rdma_cm's ACK timeout,
 	// else the timeout code plus one (setAckTimeout).
 	errTimeout uint8
+	// stats are the queue's counters, under mu (see stats_linux.go).
+	stats sendStats
 }
 
 func (c *ibContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
@@ -224,7 +226,9 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 		// replaced during this post go now (see jetty.retireConn).
 		defer q.jetty.dropRetired()
 	}
-	return q.postLocked(wrs)
+	n, err := q.postLocked(wrs)
+	q.countPost(wrs[:n], err)
+	return n, err
 }
 
 // postLocked is Post with q.mu held.
