@@ -20,7 +20,7 @@ func StatusSlot(st CRStatus) int {
 // QueueStats are the counters of one queue; a field a queue kind does not
 // keep stays zero (see urma.QueueStats for their meaning).
 type QueueStats struct {
-	Posted, Bytes, RecvPosted, PostErrors, RNRRetries, Completions uint64
+	Posted, Bytes, RecvPosted, PostErrors, RNRRetries, Completions, Flushed uint64
 	// Errors counts completion records by status slot (StatusSlot); the
 	// success slot is unused.
 	Errors [StatusSlots]uint64
@@ -34,6 +34,7 @@ func (s *QueueStats) Add(o *QueueStats) {
 	s.PostErrors += o.PostErrors
 	s.RNRRetries += o.RNRRetries
 	s.Completions += o.Completions
+	s.Flushed += o.Flushed
 	for i := range s.Errors {
 		s.Errors[i] += o.Errors[i]
 	}

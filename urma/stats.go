@@ -6,7 +6,7 @@ import "github.com/urma-go/sdk/provider"
 // urma_get_perf_info report them. They are always on and count from the
 // queue's creation; a field the queue's kind does not keep is zero:
 //
-//   - JFS: Posted, Bytes, PostErrors, RNRRetries.
+//   - JFS: Posted, Bytes, PostErrors, RNRRetries, Flushed.
 //   - JFR: RecvPosted, PostErrors.
 //   - Jetty: those of a JFS, and RecvPosted of its own receive queue (a
 //     shared JFR counts its receives itself).
@@ -36,6 +36,9 @@ type QueueStats struct {
 	// Errors counts the records polled with each error status; statuses
 	// never seen are absent.
 	Errors map[CRStatus]uint64
+	// Flushed counts the WR_FLUSH_ERR records a send queue's Flush handed
+	// out (they come from Flush, not from a poll of the JFC).
+	Flushed uint64
 }
 
 // Success is the records polled with CRSuccess.
@@ -92,7 +95,7 @@ func QueueStatsOf(raw any) (QueueStats, error) {
 
 func queueStats(p *provider.QueueStats) QueueStats {
 	s := QueueStats{Posted: p.Posted, Bytes: p.Bytes, RecvPosted: p.RecvPosted, PostErrors: p.PostErrors,
-		RNRRetries: p.RNRRetries, Completions: p.Completions}
+		RNRRetries: p.RNRRetries, Completions: p.Completions, Flushed: p.Flushed}
 	for i, v := range p.Errors {
 		if v == 0 || i == 0 {
 			continue

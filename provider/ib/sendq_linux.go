@@ -788,6 +788,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 		q.slots[q.tail&q.mask].state = slotFree
 		q.tail++
 	}
+	q.stats.flushed += uint64(n)
 	return n, nil
 }
 

@@ -16,7 +16,7 @@ import (
 
 // sendStats are a send queue's counters, under its mu.
 type sendStats struct {
-	posted, bytes, postErrors uint64
+	posted, bytes, postErrors, flushed uint64
 }
 
 // countPost counts a post under q.mu: wrs are the requests it accepted,
@@ -34,7 +34,8 @@ func (q *sendq) countPost(wrs []provider.WR, err error) {
 func (q *sendq) counters() provider.QueueStats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return provider.QueueStats{Posted: q.stats.posted, Bytes: q.stats.bytes, PostErrors: q.stats.postErrors}
+	return provider.QueueStats{Posted: q.stats.posted, Bytes: q.stats.bytes, PostErrors: q.stats.postErrors,
+		Flushed: q.stats.flushed}
 }
 
 // Stats implements provider.StatsQueue.

@@ -26,6 +26,11 @@ type ContextInfo struct {
 	Jetties  []JettyInfo   `json:"jetties"`
 	// Error is set when the context's process did not answer.
 	Error string `json:"error,omitempty"`
+
+	// Stats and JFCs are set by InspectStats: the context's counters,
+	// and its JFCs with theirs.
+	Stats *ContextStatsInfo `json:"stats,omitempty"`
+	JFCs  []JFCInfo         `json:"jfcs,omitempty"`
 }
 
 // SegmentInfo describes a registered segment.
@@ -54,10 +59,14 @@ type JettyInfo struct {
 	Depth       int    `json:"depth"`
 	Outstanding int    `json:"outstanding"`
 	OwnerPID    int    `json:"owner_pid"`
+
+	// Stats is set by InspectStats: the queue's counters.
+	Stats *QueueStatsInfo `json:"stats,omitempty"`
 }
 
-// info describes the context for a LIST request.
-func (c *lbContext) info() ContextInfo {
+// info describes the context for a LIST request; with stats, with its
+// counters (statsInfo).
+func (c *lbContext) info(stats bool) ContextInfo {
 	pid := os.Getpid()
 	eid := c.eid.String()
 	ci := ContextInfo{PID: pid, EID: eid, UASID: c.uasid, Segments: []SegmentInfo{}, Jetties: []JettyInfo{}}
@@ -98,6 +107,12 @@ func (c *lbContext) info() ContextInfo {
 		}
 		ci.Jetties = append(ci.Jetties, JettyInfo{EID: eid, UASID: c.uasid, ID: q.ID.ID, Kind: kind, Mode: q.Mode.String(),
 			State: q.State.String(), Depth: q.Depth, Outstanding: q.Outstanding, OwnerPID: pid})
+		if stats {
+			ci.Jetties[len(ci.Jetties)-1].Stats = queueStatsInfo(k)
+		}
+	}
+	if stats {
+		c.statsInfo(&ci, kids)
 	}
 	return ci
 }
@@ -110,6 +125,17 @@ func (c *lbContext) info() ContextInfo {
 // since whoever can write into it could plant a socket whose answers
 // would be listed as this user's contexts.
 func Inspect(dir string, timeout time.Duration) ([]ContextInfo, error) {
+	return inspect(dir, timeout, nil)
+}
+
+// InspectStats is Inspect with the counters of each context, of its
+// queues and of its JFCs (ContextInfo.Stats, JettyInfo.Stats,
+// ContextInfo.JFCs): what urmactl stats prints.
+func InspectStats(dir string, timeout time.Duration) ([]ContextInfo, error) {
+	return inspect(dir, timeout, []byte{wire.ListStats})
+}
+
+func inspect(dir string, timeout time.Duration, req []byte) ([]ContextInfo, error) {
 	if dir == "" {
 		dir = RuntimeDir()
 	}
@@ -132,7 +158,7 @@ func Inspect(dir string, timeout time.Duration) ([]ContextInfo, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		ci, err := inspectOne(path, timeout)
+		ci, err := inspectOne(path, timeout, req)
 		if err != nil {
 			if removeIfStale(path) {
 				continue
@@ -151,7 +177,7 @@ func Inspect(dir string, timeout time.Duration) ([]ContextInfo, error) {
 	return out, nil
 }
 
-func inspectOne(path string, timeout time.Duration) (ContextInfo, error) {
+func inspectOne(path string, timeout time.Duration, req []byte) (ContextInfo, error) {
 	var ci ContextInfo
 	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -163,7 +189,7 @@ func inspectOne(path string, timeout time.Duration) (ContextInfo, error) {
 		return ci, err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
-	if err := wire.Write(conn, wire.Message{Type: wire.List}); err != nil {
+	if err := wire.Write(conn, wire.Message{Type: wire.List, Payload: req}); err != nil {
 		return ci, err
 	}
 	m, err := wire.Read(conn, wire.ReplyLimit, 0)

@@ -526,6 +526,7 @@ func (q *sendq) Flush(crs []provider.CR) (int, error) {
 		q.credit(p.seq)
 		n++
 	}
+	q.stats.flushed += uint64(n)
 	return n, nil
 }
 

@@ -462,7 +462,7 @@ func (s *ctlServer) handle(cc *ctlConn, req wire.Message) (wire.Message, []int) 
 		}
 		return reply, nil
 	case wire.List:
-		b, err := json.Marshal(c.info())
+		b, err := json.Marshal(c.info(len(req.Payload) == 1 && req.Payload[0] == wire.ListStats))
 		if err != nil {
 			return fail(err)
 		}

@@ -22,7 +22,7 @@ import (
 
 // sendStats are a send queue's counters beyond head, guarded by its lock.
 type sendStats struct {
-	bytes, postErrors, rnrRetries uint64
+	bytes, postErrors, rnrRetries, flushed uint64
 }
 
 // countPost counts a post under the queue's lock: wrs are the requests
@@ -39,7 +39,7 @@ func (q *sendq) countPost(wrs []provider.WR, err error) {
 // statsLocked is the queue's send counters, under its lock.
 func (q *sendq) statsLocked() provider.QueueStats {
 	return provider.QueueStats{Posted: q.head, Bytes: q.stats.bytes, PostErrors: q.stats.postErrors,
-		RNRRetries: q.stats.rnrRetries}
+		RNRRetries: q.stats.rnrRetries, Flushed: q.stats.flushed}
 }
 
 func (q *sendq) sendStats() (provider.QueueStats, error) {

@@ -41,6 +41,12 @@ type InspectOptions struct {
 // returns the contexts that answered. The others are reported to opts.Warn
 // and skipped: one hung process must not hide the rest of the host.
 func inspect(opts InspectOptions) ([]loopback.ContextInfo, error) {
+	return inspectBy(opts, loopback.Inspect)
+}
+
+// inspectBy is inspect with list asking the contexts (loopback.Inspect or
+// loopback.InspectStats).
+func inspectBy(opts InspectOptions, list func(string, time.Duration) ([]loopback.ContextInfo, error)) ([]loopback.ContextInfo, error) {
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("invalid timeout %v (want > 0)", opts.Timeout)
 	}
@@ -69,7 +75,7 @@ func inspect(opts InspectOptions) ([]loopback.ContextInfo, error) {
 	if warn == nil {
 		warn = os.Stderr
 	}
-	all, err := loopback.Inspect(opts.Dir, timeout)
+	all, err := list(opts.Dir, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,7 @@ type fixture struct {
 	jfs    *jetty.JFS
 	jfr    *jetty.JFR // two receives posted
 	jetty  *jetty.Jetty
+	jfc    *jetty.JFC // every queue's
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -65,6 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	jfc, err := jetty.NewJFC(ctx, jetty.JFCConfig{Depth: 64})
 	require.NoError(t, err)
+	f.jfc = jfc
 	f.jfs, err = jetty.NewJFS(ctx, jetty.JFSConfig{Depth: 16, JFC: jfc})
 	require.NoError(t, err)
 	f.jfr, err = jetty.NewJFR(ctx, jetty.JFRConfig{Depth: 8, JFC: jfc})

@@ -51,6 +51,8 @@ func New() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
 	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd(), newPerfCmd())
+	// Counters (stats.go).
+	root.AddCommand(newStatsCmd())
 	addCompletions(root)
 	return root
 }

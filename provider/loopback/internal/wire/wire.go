@@ -291,3 +291,8 @@ func DecodeJettyReply(b []byte) (JettyReply, bool) {
 		InboxCells: w.GetU32()}
 	return r, !w.Short
 }
+
+// ListStats, as the one byte of a List request's payload, asks for the
+// context's counters in the reply too (ContextInfo.Stats and the queues'
+// and JFCs' Stats); a List with no payload has none.
+const ListStats byte = 1
