@@ -17,7 +17,7 @@ type QueueStats struct {
 	// Posted counts the send requests the queue accepted (a Post that
 	// returns n accepted n of them).
 	Posted uint64
-	// Bytes is the data the accepted send requests carry (WR.DataLen:
+	// Bytes is the data the accepted send requests carry (jetty.WR.DataLen:
 	// inline bytes or the sum of the local SGEs).
 	Bytes uint64
 	// RecvPosted counts the receive requests the queue accepted.
