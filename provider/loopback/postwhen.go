@@ -63,7 +63,7 @@ func (p *prepared) postOnFlagLocked(flag *byte, want byte) bool {
 			if f.Load() == want {
 				// What Post does next for a one-sided request.
 				q.head++
-				q.countPost(p.wr[:], nil)
+				q.countOne(1, nil, len(p.local))
 				q.execPrepared(p, q.head)
 				return true
 			}

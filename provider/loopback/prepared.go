@@ -168,7 +168,7 @@ func (p *prepared) Post() (int, error) {
 	// path a closure's setup and a call, and nothing under the lock
 	// panics but a bug.
 	n, err := p.postLocked()
-	q.countPost(p.wr[:n], err)
+	q.countOne(n, err, len(p.local))
 	q.mu.UnlockOwner()
 	return n, err
 }

@@ -169,12 +169,15 @@ func (q *sendq) Post(wrs []provider.WR) (int, error) {
 	switch {
 	case len(wrs) != 1:
 		n, err = q.postLocked(wrs)
+		q.countPost(wrs[:n], err)
 	case q.memo.fits(&wrs[0]):
 		n, err = q.memo.post(&wrs[0])
+		// Its data is the memo's: in one SGE or inline.
+		q.countOne(n, err, int(q.memo.llen)+q.memo.inlineLen)
 	default:
 		n, err = q.postLearn(&wrs[0])
+		q.countPost(wrs[:n], err)
 	}
-	q.countPost(wrs[:n], err)
 	q.mu.UnlockOwner()
 	return n, err
 }

@@ -36,6 +36,15 @@ func (q *sendq) countPost(wrs []provider.WR, err error) {
 	}
 }
 
+// countOne is countPost for a prepared request (or the memo's) of
+// dataLen bytes, its length found when it was prepared: n is 0 or 1.
+func (q *sendq) countOne(n int, err error, dataLen int) {
+	q.stats.bytes += uint64(n) * uint64(dataLen)
+	if err != nil {
+		q.stats.postErrors++
+	}
+}
+
 // statsLocked is the queue's send counters, under its lock.
 func (q *sendq) statsLocked() provider.QueueStats {
 	return provider.QueueStats{Posted: q.head, Bytes: q.stats.bytes, PostErrors: q.stats.postErrors,
