@@ -18,8 +18,11 @@ import (
 
 func main() {
 	if err := cli.New().Execute(); err != nil {
-		// An error can quote what a peer sent; its lines are kept.
-		fmt.Fprintln(os.Stderr, "urmactl:", termsafe.Lines(err.Error()))
+		// An error can quote what a peer sent; its lines are kept. An
+		// empty one (ping's after Ctrl-C) has said what it had to.
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "urmactl:", termsafe.Lines(msg))
+		}
 		os.Exit(cli.ExitCode(err))
 	}
 }

@@ -468,6 +468,10 @@ func (s *ctlServer) handle(cc *ctlConn, req wire.Message) (wire.Message, []int) 
 		}
 		reply.Payload = b
 		return reply, nil
+	case wire.Ping:
+		// The echo is as long as the request, which RequestLimit bounds.
+		reply.Payload = req.Payload
+		return reply, nil
 	}
 	return fail(provider.Errorf(provider.ErrNotSupported, "control request type %d", req.Type))
 }

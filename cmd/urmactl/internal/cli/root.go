@@ -53,6 +53,8 @@ func New() *cobra.Command {
 	root.AddCommand(newDeviceCmd(), newSegmentCmd(), newJettyCmd(), newPerfCmd())
 	// Counters (stats.go).
 	root.AddCommand(newStatsCmd())
+	// ping: reachability and round trip to a peer context.
+	root.AddCommand(newPingCmd())
 	addCompletions(root)
 	return root
 }

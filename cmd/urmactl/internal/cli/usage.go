@@ -30,14 +30,17 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 // ExitCode is the exit status for the error Execute returned: 0 for none,
-// 2 for a UsageError, 1 for any other.
+// 2 for a UsageError, an ExitError's Code, 1 for any other.
 func ExitCode(err error) int {
 	var ue *UsageError
+	var xe *ExitError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &xe):
+		return xe.Code
 	}
 	return 1
 }

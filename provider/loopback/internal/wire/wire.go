@@ -44,6 +44,9 @@ const (
 	// NotifyLimit {rq id u32}: a message left a receive queue's posted
 	// receives below its threshold; no reply.
 	NotifyLimit
+	// Ping: {payload} -> the same payload, answered by the context's
+	// server; at most MaxPing bytes either way.
+	Ping
 )
 
 const (
@@ -61,15 +64,26 @@ const (
 	// maxFDs bounds the descriptors a message carries: an import's
 	// reply has the most.
 	maxFDs = 4
+	// MaxPing bounds a ping's payload, and so what a pinging peer makes
+	// the owner read and send back.
+	MaxPing = 4 << 10
 )
 
 // RequestLimit is the largest payload the owner reads for a request.
-func RequestLimit(Type) uint32 { return maxRequest }
+func RequestLimit(t Type) uint32 {
+	if t == Ping {
+		return MaxPing
+	}
+	return maxRequest
+}
 
 // ReplyLimit is the largest payload an importer reads for a reply of type t.
 func ReplyLimit(t Type) uint32 {
-	if t == List {
+	switch t {
+	case List:
 		return MaxPayload
+	case Ping:
+		return MaxPing
 	}
 	return maxReply
 }
