@@ -3,6 +3,7 @@ package urma
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -15,7 +16,7 @@ type PingOptions struct {
 	// UASID names the context at the EID to ping. 0 addresses the EID
 	// alone, and the provider picks who answers: on loopback, any other
 	// context of this host at that EID; on ib, the context of the peer
-	// host that called ServePing on it.
+	// host that called ListenPing on it.
 	UASID uint32
 	// Size is the number of random bytes the ping carries and the peer
 	// must send back, at most MaxPingSize.
@@ -70,24 +71,22 @@ func (c *Context) MaxPingSize() int {
 	return p.MaxPingPayload()
 }
 
-// ServePing makes the context answer pings addressed to its EID alone
-// (PingOptions.UASID 0) until ctx is done, and returns ctx's error. A
-// loopback context answers them without it; an ib context listens on the
-// provider's well-known ping port while it runs, which one process of a
-// host at a time can do. Pings that name the context's UASID are answered
-// whether or not it runs.
-func (c *Context) ServePing(ctx context.Context) error {
+// ListenPing makes the context answer pings addressed to its EID alone
+// (PingOptions.UASID 0) until the returned Closer is closed. A loopback
+// context answers them without it; an ib context listens on the
+// provider's ping port (ib.PingPort), which one process of a host at a
+// time can do (ErrExist for the others). Pings that name the context's
+// UASID are answered whether or not it listens.
+func (c *Context) ListenPing() (io.Closer, error) {
 	p, err := c.pinger("ping listen")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l, err := p.ListenPing()
 	if err != nil {
-		return &OpError{Op: "ping listen", Obj: c.EID().String(), Err: err}
+		return nil, &OpError{Op: "ping listen", Obj: c.EID().String(), Err: err}
 	}
-	defer l.Close()
-	<-ctx.Done()
-	return provider.ContextErr(ctx)
+	return l, nil
 }
 
 func (c *Context) pinger(op string) (provider.Pinger, error) {

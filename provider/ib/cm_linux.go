@@ -283,6 +283,9 @@ func (s *cmServer) request(ev verbs.CMEvent) {
 			rep.status = replyCode(err)
 		}
 		s.refuse(ev.ID, rep)
+	case opPing:
+		// Answered as imports are, and nothing is kept.
+		s.refuse(ev.ID, pingReply(req))
 	case opConnect, opBind:
 		src := provider.JettyID{EID: req.srcEID, UASID: req.srcUASID, ID: req.srcID}
 		if err := c.acceptConn(ev.ID, req, src); err != nil {

@@ -24,6 +24,9 @@ const (
 	// opDatagram introduces a UM sender's UD QP to a UM JFR or Jetty, which
 	// learns whom its datagrams come from and answers with its own UD QP.
 	opDatagram uint8 = 5
+	// opPing asks for an echo: the request's target and its va and len
+	// (pingEcho bytes of payload) come back as the reply's rkey and gid.
+	opPing uint8 = 6
 )
 
 const (
@@ -112,7 +115,7 @@ func parseRequest(b []byte) (request, error) {
 	} else {
 		r.va, r.len = binary.BigEndian.Uint64(b[32:]), binary.BigEndian.Uint64(b[40:])
 	}
-	if r.op < opImportSegment || r.op > opDatagram {
+	if r.op < opImportSegment || r.op > opPing {
 		return request{}, provider.Errorf(provider.ErrInvalid, "connect request: unknown operation %d", r.op)
 	}
 	return r, nil
@@ -194,4 +197,31 @@ func (r reply) err(what string) error {
 		return nil
 	}
 	return provider.Errorf(replyErrors[r.status], "%s refused by the peer", what)
+}
+
+// pingEcho is the payload a ping carries: the 16 bytes of a request's va
+// and len, which come back in a reply's gid.
+const pingEcho = 16
+
+// pingRequest is a ping carrying nonce and payload (at most pingEcho bytes).
+func pingRequest(nonce, srcUASID uint32, payload []byte) request {
+	var b [pingEcho]byte
+	copy(b[:], payload)
+	return request{op: opPing, target: nonce, srcUASID: srcUASID,
+		va: binary.BigEndian.Uint64(b[:8]), len: binary.BigEndian.Uint64(b[8:])}
+}
+
+// pingReply is the answer to ping request r: its nonce and payload back.
+func pingReply(r request) reply {
+	rep := reply{status: replyOK, rkey: r.target}
+	binary.BigEndian.PutUint64(rep.gid[:8], r.va)
+	binary.BigEndian.PutUint64(rep.gid[8:], r.len)
+	return rep
+}
+
+// echoes reports whether rep answers the ping with nonce and payload.
+func (r reply) echoes(nonce uint32, payload []byte) bool {
+	var b [pingEcho]byte
+	copy(b[:], payload)
+	return r.status == replyOK && r.rkey == nonce && r.gid == b
 }

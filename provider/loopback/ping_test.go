@@ -99,21 +99,23 @@ func TestPingTimeout(t *testing.T) {
 	}
 }
 
-// ServePing returns when its ctx ends; a loopback context answers without
-// it too.
-func TestServePing(t *testing.T) {
+// ListenPing has nothing to do on loopback: a context answers without it.
+func TestListenPing(t *testing.T) {
 	t.Setenv(loopback.EnvRuntimeDir, filepath.Join(t.TempDir(), "rt"))
 	a, b := openAt(t, 0), openAt(t, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.ServePing(ctx) }()
-	_, err := a.Ping(context.Background(), b.EID(), nil)
+	l, err := b.ListenPing()
 	require.NoError(t, err)
-	cancel()
-	require.ErrorIs(t, <-done, context.Canceled)
+	_, err = a.Ping(context.Background(), b.EID(), nil)
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	_, err = a.Ping(context.Background(), b.EID(), nil)
+	require.NoError(t, err)
 	var nilCtx *urma.Context
 	_, err = nilCtx.Ping(context.Background(), b.EID(), nil)
 	require.ErrorIs(t, err, urma.ErrInvalid)
+	require.NoError(t, b.Close())
+	_, err = b.ListenPing()
+	require.ErrorIs(t, err, urma.ErrClosed)
 }
 
 func netipAddr(t *testing.T, s string) netip.Addr {

@@ -36,7 +36,8 @@ type PingOptions struct {
 	Deadline time.Duration
 	Size     int
 	Quiet    bool
-	// Listen answers pings to the EID instead of sending any (ServePing).
+	// Listen answers pings to the EID instead of sending any (ListenPing),
+	// until ctx ends.
 	Listen bool
 }
 
@@ -215,12 +216,14 @@ func Ping(ctx context.Context, out io.Writer, o PingOptions) error {
 	}
 	defer uc.Close()
 	if o.Listen {
-		fmt.Fprintf(out, "answering urma pings to %s on %s (uasid %d) until Ctrl-C\n", eidText(uc.EID()), dev.Name(), uc.UASID())
-		err := uc.ServePing(ctx)
-		if errors.Is(err, context.Canceled) {
-			return &ExitError{Code: ExitInterrupted}
+		l, err := uc.ListenPing()
+		if err != nil {
+			return err
 		}
-		return err
+		defer l.Close()
+		fmt.Fprintf(out, "answering urma pings to %s on %s (uasid %d) until Ctrl-C\n", eidText(uc.EID()), dev.Name(), uc.UASID())
+		<-ctx.Done()
+		return &ExitError{Code: ExitInterrupted}
 	}
 	eid, uasid, err := parsePingTarget(o.Target)
 	if err != nil {

@@ -1,0 +1,122 @@
+//go:build cgo && urma_verbs
+
+package ib
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+)
+
+// A ping is a connect request with opPing to a context's rdma_cm listener,
+// answered as imports are, by a reject carrying the request's nonce and
+// payload back: the peer's application takes no part, and nothing is
+// kept. A ping naming a UASID goes to that context's listener; a ping to
+// an EID alone goes to PingPort, where ListenPing answers.
+
+var _ provider.Pinger = (*ibContext)(nil)
+
+// Ping implements provider.Pinger.
+func (c *ibContext) Ping(ctx context.Context, dst provider.EID, uasid uint32, payload []byte) error {
+	if c.closed.Load() {
+		return errClosed("context")
+	}
+	if len(payload) > pingEcho {
+		return provider.Errorf(provider.ErrInvalid, "ping payload of %d bytes: ib carries at most %d", len(payload), pingEcho)
+	}
+	port := uasid
+	if port == 0 {
+		port = PingPort
+	}
+	nonce := rand.Uint32()
+	d, err := c.dial(ctx, dst, port, pingRequest(nonce, c.uasid, payload), c.probeQP)
+	if err != nil {
+		if uasid == 0 && errors.Is(err, provider.ErrNotFound) && ctx.Err() == nil {
+			return provider.Errorf(provider.ErrNotFound, "%v: nothing answers pings to eid %v (its host runs no 'urmactl ping -l' on port %d)", err, dst, PingPort)
+		}
+		return err
+	}
+	if err := d.reply.err("ping"); err != nil {
+		return err
+	}
+	if !d.reply.echoes(nonce, payload) {
+		return provider.Errorf(provider.ErrFail, "the peer at %v answered a ping with other bytes", dst)
+	}
+	return nil
+}
+
+// MaxPingPayload implements provider.Pinger.
+func (c *ibContext) MaxPingPayload() int { return pingEcho }
+
+// PingPort is the rdma_cm port at which ListenPing answers pings to an EID
+// alone.
+const PingPort = 18519
+
+// ListenPing implements provider.Pinger: a listener on the context's EID
+// at PingPort that answers pings and refuses every other request. One
+// process of a host at a time can listen there (ErrExist otherwise).
+func (c *ibContext) ListenPing() (io.Closer, error) {
+	if c.closed.Load() {
+		return nil, errClosed("context")
+	}
+	ch, w, id, err := cmListen(c.eid.addr, PingPort, c.scope(), 16, "rdma_cm pings")
+	if err != nil {
+		return nil, err
+	}
+	l := &pingListener{ch: ch, w: w, id: id, done: make(chan struct{})}
+	go l.loop()
+	return l, nil
+}
+
+type pingListener struct {
+	ch   *verbs.EventChannel
+	w    *verbs.Waiter
+	id   verbs.CMID
+	done chan struct{}
+	once sync.Once
+}
+
+func (l *pingListener) loop() {
+	defer close(l.done)
+	for {
+		err := l.w.Wait(time.Time{}, func() bool {
+			for {
+				ev, ok, err := l.ch.GetEvent()
+				if err != nil || !ok {
+					return false
+				}
+				if ev.Type != verbs.CMConnectRequest {
+					continue
+				}
+				rep := reply{status: replyNotFound}
+				if req, err := parseRequest(ev.PrivateData); err != nil {
+					rep.status = replyInvalid
+				} else if req.op == opPing {
+					rep = pingReply(req)
+				}
+				_ = ev.ID.Reject(rep.marshal())
+				_ = ev.ID.Destroy()
+			}
+		})
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Close stops answering; it is idempotent.
+func (l *pingListener) Close() error {
+	l.once.Do(func() {
+		_ = l.w.Close()
+		<-l.done
+		_ = l.id.Destroy()
+		l.ch.Destroy()
+	})
+	return nil
+}
