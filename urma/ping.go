@@ -27,7 +27,7 @@ type PingOptions struct {
 // peer's provider, which answers it without the peer's application taking
 // part, and the time from sending to the matching reply is returned.
 // On loopback the peer's control server answers (any live context
-// does); on ib the peer context's rdma_cm listener answers with a reject
+// does), and the first ping to a peer includes connecting to it; on ib the peer context's rdma_cm listener answers with a reject
 // carrying the echo, so the time includes the address and route
 // resolution of a connection request. A provider without pings gives
 // ErrNotSupported; a deadline of ctx gives an error matching

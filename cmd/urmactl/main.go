@@ -3,7 +3,8 @@
 // of this host (urmactl segment ls, urmactl jetty ls) and decodes marshalled
 // descriptors (urmactl segment decode, urmactl jetty decode), and measures
 // latency and bandwidth between two processes (urmactl perf write_lat ...).
-// It links the loopback provider, so loopback0 is always listed.
+// It links the loopback provider, so loopback0 is always listed. urmactl
+// ping checks that a peer context answers and times the round trip.
 package main
 
 import (

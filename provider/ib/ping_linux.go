@@ -54,10 +54,6 @@ func (c *ibContext) Ping(ctx context.Context, dst provider.EID, uasid uint32, pa
 // MaxPingPayload implements provider.Pinger.
 func (c *ibContext) MaxPingPayload() int { return pingEcho }
 
-// PingPort is the rdma_cm port at which ListenPing answers pings to an EID
-// alone.
-const PingPort = 18519
-
 // ListenPing implements provider.Pinger: a listener on the context's EID
 // at PingPort that answers pings and refuses every other request. One
 // process of a host at a time can listen there (ErrExist otherwise).

@@ -225,3 +225,7 @@ func (r reply) echoes(nonce uint32, payload []byte) bool {
 	copy(b[:], payload)
 	return r.status == replyOK && r.rkey == nonce && r.gid == b
 }
+
+// PingPort is the rdma_cm port at which urma.Context.ListenPing (urmactl
+// ping -l) answers pings to an EID alone: urma.PingOptions with UASID 0.
+const PingPort = 18519

@@ -85,7 +85,7 @@ func newPingCmd() *cobra.Command {
 			"  urmactl ping 127.0.0.1/2864434397 -c 1 -q       # one context, by UASID\n" +
 			"  urmactl ping -l -d rxe0                          # on the peer host: answer pings to its EID\n" +
 			"  urmactl ping -d rxe0 -c 5 -i 0.2 10.0.0.2        # then, from another host\n" +
-			"  urmactl ping -d rxe0 -w 10 -W 1 fe80::1/18515",
+			"  urmactl ping -d rxe0 -w 10 -W 1 fd00::2/40123   # one context, by its UASID",
 		Args: usageArgs(func(cmd *cobra.Command, args []string) error {
 			if o.Listen {
 				return cobra.NoArgs(cmd, args)
@@ -107,7 +107,7 @@ func newPingCmd() *cobra.Command {
 	f.VarP(seconds{&o.Interval}, "interval", "i", "time between requests")
 	f.VarP(seconds{&o.Timeout}, "timeout", "W", "time to wait for each reply")
 	f.VarP(seconds{&o.Deadline}, "deadline", "w", "stop after this long, whatever -c says (default: no deadline)")
-	f.IntVarP(&o.Size, "size", "s", DefaultPingSize, "bytes of data each request carries and the reply echoes (at most the device's maximum)")
+	f.IntVarP(&o.Size, "size", "s", DefaultPingSize, "bytes of data each request carries and the reply echoes (at most 4096 on loopback, 16 on ib)")
 	f.StringVarP(&o.Device, "dev", "d", "loopback0", "device to ping from")
 	f.IntVar(&o.EID, "eid", 0, "EID index on the device to ping from (or, with -l, to answer on)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only the first and the statistics lines")
@@ -120,8 +120,8 @@ func newPingCmd() *cobra.Command {
 type seconds struct{ d *time.Duration }
 
 func (s seconds) String() string {
-	if s.d == nil {
-		return "0s"
+	if s.d == nil || *s.d == 0 {
+		return "0" // which help leaves out, as for any flag's zero
 	}
 	return s.d.String()
 }
