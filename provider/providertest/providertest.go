@@ -104,6 +104,8 @@ type Harness struct {
 // Run runs the whole suite as subtests of t, grouped by concern (opcode,
 // sgl, mixed memory, bounds, validation, mode, failure, segment, event, lifecycle, badinput,
 // prepared, prepared receives, postafter, postwhen, lockfree, stats).
+// prepared, prepared receives, postafter, postwhen, lockfree, mapped, notify and
+// invalidate, knobs, ping).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
 	if h.Timeout == 0 {
@@ -139,6 +141,8 @@ func Run(t *testing.T, h Harness) {
 		{"knobs", knobTests},
 		// Counters (stats.go).
 		{"stats", statsTests},
+		// ping: a round trip answered by the target's provider.
+		{"ping", pingTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -56,6 +56,9 @@ const (
 	// Counters (stats.go).
 	opQueueStats
 	opContextStats
+	// A context's urma ping (provider.Pinger), not the peer's liveness.
+	opContextPing
+	opMaxPing
 )
 
 type header struct {
@@ -103,6 +106,9 @@ var (
 	rpcPostRecv        = rpc[postRecvArgs, countReply]{opPostRecv}
 	rpcBind            = rpc[remoteArgs, empty]{opBind}
 	rpcUnbind          = rpc[hArgs, empty]{opUnbind}
+	// A context's urma ping.
+	rpcContextPing = rpc[contextPingArgs, empty]{opContextPing}
+	rpcMaxPing     = rpc[hArgs, countReply]{opMaxPing}
 )
 
 // Handles name the peer's objects. Zero stands for a nil interface, and
