@@ -42,6 +42,13 @@ func (c *ibContext) Ping(ctx context.Context, dst provider.EID, uasid uint32, pa
 		}
 		return err
 	}
+	if !d.id.IsZero() {
+		// A listener that is not a urma context's accepted: hang up.
+		_ = d.id.Disconnect()
+		d.id.DestroyQP()
+		_ = d.id.Destroy()
+		return provider.Errorf(provider.ErrFail, "the listener at %v port %d is not a urma context's: it accepted a ping", dst, port)
+	}
 	if err := d.reply.err("ping"); err != nil {
 		return err
 	}
