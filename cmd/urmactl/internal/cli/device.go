@@ -103,6 +103,10 @@ type DeviceInfo struct {
 	ErrorSuspend bool   `json:"error_suspend"`
 	ErrTimeout   bool   `json:"err_timeout"`
 	OrderCap     string `json:"order_cap"`
+	// Optional operations: mapped imports, SEND_INVALIDATE, WRITE_NOTIFY.
+	MapImports     bool `json:"map_imports"`
+	SendInvalidate bool `json:"send_invalidate"`
+	WriteNotify    bool `json:"write_notify"`
 }
 
 // PortInfo is the JSON form of a port.
@@ -136,6 +140,7 @@ func Info(d *urma.Device) DeviceInfo {
 		Ports: []PortInfo{}, EIDs: []EIDInfo{},
 	}
 	info.RxThreshold, info.ErrorSuspend, info.ErrTimeout, info.OrderCap = a.RxThreshold, a.ErrorSuspend, a.ErrTimeout, a.OrderCap.String()
+	info.MapImports, info.SendInvalidate, info.WriteNotify = a.MapImports, a.SendInvalidate, a.WriteNotify
 	for i, p := range a.Ports {
 		info.Ports = append(info.Ports, PortInfo{Port: i + 1, State: p.State.String(), MTU: p.MTU, SpeedMbps: p.SpeedMbps})
 	}
@@ -256,6 +261,7 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		{"solicited_in_cr", d.SolicitedInCR}, {"views", d.Views}, {"sig_offload", d.SigOffload},
 		{"rx_threshold", d.RxThreshold}, {"error_suspend", d.ErrorSuspend}, {"err_timeout", d.ErrTimeout},
 		{"order_cap", d.OrderCap},
+		{"map_imports", d.MapImports}, {"send_invalidate", d.SendInvalidate}, {"write_notify", d.WriteNotify},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(tw, "%s:\t%s\n", e.k, safe(fmt.Sprint(e.v)))
