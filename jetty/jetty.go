@@ -13,6 +13,11 @@ type JettyConfig struct {
 	Send      JFSConfig
 	Recv      JFRConfig
 	SharedJFR *JFR
+
+	// Group, when set, is the jetty group the Jetty joins (jetty_grp); it
+	// leaves it when closed. The Jetty must be RM and receive with the
+	// group's token policy and token.
+	Group *JettyGroup
 }
 
 // Jetty is a send queue and a receive queue under one id (urma_jetty_t). In
@@ -67,6 +72,15 @@ func NewJetty(uctx *urma.Context, cfg JettyConfig) (*Jetty, error) {
 		j.recvDepth = pc.Recv.Depth
 	}
 	j.sendDepth = sc.Depth
+	if cfg.Group != nil {
+		if pc.Group, err = cfg.Group.member(uctx); err != nil {
+			cfg.Send.JFC.give(sc.Depth)
+			if j.recvDepth > 0 {
+				cfg.Recv.JFC.give(j.recvDepth)
+			}
+			return nil, opErr("create jetty", err)
+		}
+	}
 	p, err := uctx.Raw().NewJetty(pc)
 	if err != nil {
 		cfg.Send.JFC.give(sc.Depth)

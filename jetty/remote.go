@@ -25,8 +25,18 @@ func ImportJFR(ctx context.Context, uctx *urma.Context, desc Descriptor, token u
 }
 
 // ImportJetty imports a peer's Jetty (urma_import_jetty), as ImportJFR
-// imports a JFR.
+// imports a JFR. A descriptor of Kind KindJettyGroup imports a peer's
+// JettyGroup: the owner checks the token and names the members, which are
+// imported with it; each request to the Remote then goes to the member
+// the group's policy picks.
 func ImportJetty(ctx context.Context, uctx *urma.Context, desc Descriptor, token uint32) (*Remote, error) {
+	if desc.Kind == KindJettyGroup && uctx != nil && desc.Validate() == nil {
+		r, err := importGroup(ctx, uctx, desc, token)
+		if err != nil {
+			return nil, &urma.OpError{Op: "import JETTY_GROUP", Obj: desc.String(), Err: err}
+		}
+		return r, nil
+	}
 	return importRemote(ctx, uctx, desc, token, KindJetty)
 }
 

@@ -74,16 +74,19 @@ func (s *sender) Flush(crs []CR) (int, error) {
 	return n, nil
 }
 
-// Advise prepares the path to a remote JFR or Jetty (urma_advise_jfr). It is
-// required on IB transport before the first request to it in RM mode and
-// harmless elsewhere. ctx bounds the connection it may make; once ctx is
+// Advise prepares the path to a remote JFR or Jetty (urma_advise_jfr), or
+// to every member of an imported jetty group. It is required on IB
+// transport before the first request to it in RM mode and harmless
+// elsewhere. ctx bounds the connection it may make; once ctx is
 // done Advise returns its error.
 func (s *sender) Advise(ctx context.Context, r *Remote) error {
 	if r == nil {
 		return opErr(s.kind+" advise", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := s.p.Advise(ctx, r.ref.Remote); err != nil {
-		return opErr(s.kind+" advise", err)
+	for _, m := range groupMembers(r.ref.Remote) {
+		if err := s.p.Advise(ctx, m); err != nil {
+			return opErr(s.kind+" advise", err)
+		}
 	}
 	return nil
 }
@@ -93,8 +96,10 @@ func (s *sender) Unadvise(r *Remote) error {
 	if r == nil {
 		return opErr(s.kind+" unadvise", provider.Errorf(urma.ErrInvalid, "nil remote"))
 	}
-	if err := s.p.Unadvise(r.ref.Remote); err != nil {
-		return opErr(s.kind+" unadvise", err)
+	for _, m := range groupMembers(r.ref.Remote) {
+		if err := s.p.Unadvise(m); err != nil {
+			return opErr(s.kind+" unadvise", err)
+		}
 	}
 	return nil
 }

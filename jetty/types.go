@@ -29,6 +29,10 @@ import (
 // them without the flag is refused. An Inline request with no Inline bytes
 // takes its data from its Local SGEs, copied during the post.
 //
+// Hint is target_hint: under GroupPolicyHashHint it names the member of an
+// imported jetty group that the request goes to (see JettyGroup); other
+// targets ignore it.
+//
 // To is the imported JFR or Jetty the request goes to: every request
 // names one, one-sided requests too (they reach the peer's memory through
 // it). It may be nil on a Jetty bound in RC mode, which uses the bound
@@ -36,6 +40,7 @@ import (
 // that one-sided requests touch.
 type WR struct {
 	Opcode  urma.Opcode
+	Hint    uint8
 	Flags   Flags
 	UserCtx uint64
 	To      *Remote
@@ -245,7 +250,8 @@ type Kind uint8
 const (
 	KindJFR   Kind = 0
 	KindJetty Kind = 1
-	// KindJettyGroup is a jetty group, which no provider offers yet.
+	// KindJettyGroup is a jetty group (see JettyGroup), imported with
+	// ImportJetty.
 	KindJettyGroup Kind = 2
 )
 

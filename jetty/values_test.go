@@ -49,6 +49,10 @@ func TestValuesMatchProvider(t *testing.T) {
 		{"TokenSigned", int64(segment.TokenSigned), int64(provider.TokenSigned)},
 		{"TokenAllEncrypted", int64(segment.TokenAllEncrypted), int64(provider.TokenAllEncrypted)},
 		{"segment.DescriptorSize", int64(segment.DescriptorSize), int64(provider.SegmentDescSize)},
+
+		// Jetty groups.
+		{"GroupPolicyRR", int64(jetty.GroupPolicyRR), int64(provider.GroupPolicyRR)},
+		{"GroupPolicyHashHint", int64(jetty.GroupPolicyHashHint), int64(provider.GroupPolicyHashHint)},
 	}
 	for _, p := range pairs {
 		assert.Equal(t, p.want, p.got, p.name)

@@ -220,6 +220,12 @@ type DeviceAttr struct {
 	// OrderCap is the set of order types a queue of a reliable mode (RM,
 	// RC) accepts (urma_order_type_cap_t); a UM queue accepts OrderNO.
 	OrderCap OrderCap
+
+	// MaxJettyGroups and MaxJettiesInGroup bound jetty groups
+	// (max_jetty_grp, max_jetty_in_jetty_grp); zero when the provider
+	// offers none.
+	MaxJettyGroups    int
+	MaxJettiesInGroup int
 }
 
 // ViewPath is how a device runs view.View transfers.
@@ -336,6 +342,10 @@ type JettyConfig struct {
 	SharedJFR JFR
 	Recv      JFRConfig
 	Owner     any
+
+	// Group, when set, is the jetty group the Jetty joins (jetty_grp). The
+	// Jetty must be RM and receive with the group's token policy and token.
+	Group JettyGroup
 }
 
 // QueueAttr is what Query returns for a JFS, JFR or Jetty.

@@ -115,7 +115,7 @@ type JettyKind uint8
 const (
 	KindJFR   JettyKind = 0
 	KindJetty JettyKind = 1
-	// KindJettyGroup is a jetty group, which no provider offers yet.
+	// KindJettyGroup is a jetty group (see GroupContext).
 	KindJettyGroup JettyKind = 2
 )
 
@@ -163,10 +163,10 @@ func (d JettyDesc) String() string {
 
 // Validate checks the kind, mode and token policy.
 func (d JettyDesc) Validate() error {
-	if d.Kind == KindJettyGroup {
-		return Errorf(ErrNotSupported, "jetty descriptor: jetty groups are not supported")
+	if d.Kind == KindJettyGroup && d.Mode != RM {
+		return Errorf(ErrInvalid, "jetty descriptor: a jetty group is RM, not %v", d.Mode)
 	}
-	if d.Kind != KindJFR && d.Kind != KindJetty {
+	if d.Kind > KindJettyGroup {
 		return Errorf(ErrInvalid, "jetty descriptor: unknown kind %d", d.Kind)
 	}
 	if !d.Mode.Valid() {

@@ -142,6 +142,11 @@ func TestUMDKValues(t *testing.T) {
 
 		{"URMA_SUCCESS", 0, int64(provider.StatusSuccess)},
 		{"URMA_FAIL", 0x1000, int64(provider.StatusFail)},
+
+		// Jetty groups.
+		{"URMA_JETTY_GRP_POLICY_RR", 0, int64(provider.GroupPolicyRR)},
+		{"URMA_JETTY_GRP_POLICY_HASH_HINT", 1, int64(provider.GroupPolicyHashHint)},
+		{"URMA_MAX_JETTY_IN_JETTY_GRP", 32, int64(provider.MaxJettiesInGroup)},
 	}
 	for _, v := range table {
 		assert.Equal(t, v.umdk, v.got, v.name)

@@ -33,11 +33,16 @@ type SGE struct {
 // without the flag is refused.
 //   - NOP: nothing.
 //
+// Hint is target_hint: the member of a jetty group a request goes to
+// under GroupPolicyHashHint (see PickMember). It sits in the padding after
+// Opcode, so that a request stays two cache lines.
+//
 // Target names the imported JFR or Jetty that a request goes to (Dest); it
 // may be nil on a Jetty bound in RC mode, which always uses the bound
 // remote.
 type WR struct {
 	Opcode  Opcode
+	Hint    uint8
 	Flags   WRFlags
 	UserCtx uint64
 	Target  *RemoteRef

@@ -254,6 +254,12 @@ type DeviceAttr struct {
 	// OrderCap is the set of order types (jetty.JFSConfig.Order) a queue
 	// of a reliable mode accepts; a UM queue accepts OrderNO.
 	OrderCap OrderCap
+
+	// MaxJettyGroups and MaxJettiesInGroup bound jetty groups
+	// (max_jetty_grp, max_jetty_in_jetty_grp); zero when the device has
+	// none, and jetty.NewJettyGroup fails with ErrNotSupported.
+	MaxJettyGroups    int
+	MaxJettiesInGroup int
 }
 
 // SupportsMode reports whether the device offers transport mode m.
@@ -273,6 +279,8 @@ func deviceAttrOf(p provider.DeviceAttr) DeviceAttr {
 	}
 	a.SendInvalidate, a.WriteNotify = p.SendInvalidate, p.WriteNotify
 	a.RxThreshold, a.ErrorSuspend, a.ErrTimeout, a.OrderCap = p.RxThreshold, p.ErrorSuspend, p.ErrTimeout, OrderCap(p.OrderCap)
+
+	a.MaxJettyGroups, a.MaxJettiesInGroup = p.MaxJettyGroups, p.MaxJettiesInGroup
 	if p.Ports != nil {
 		a.Ports = make([]PortAttr, len(p.Ports))
 		for i, pt := range p.Ports {

@@ -10,6 +10,7 @@ import (
 	"github.com/urma-go/sdk/internal/live"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/jgroup"
 	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/rules"
 )
@@ -58,6 +59,8 @@ type lbContext struct {
 	// (see stats.go).
 	statsMu sync.Mutex
 	retired provider.QueueStats
+	// groups are the context's jetty groups.
+	groups jgroup.Table
 }
 
 type tokenInfo struct {

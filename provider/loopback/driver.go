@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/jgroup"
 	"github.com/urma-go/sdk/provider/loopback/internal/sg"
 	"github.com/urma-go/sdk/urma"
 )
@@ -90,6 +91,9 @@ func (d *device) Attr() provider.DeviceAttr {
 		RxThreshold:  true,
 		ErrorSuspend: true,
 		OrderCap:     provider.OrderCapOf(provider.OrderOT, provider.OrderOI, provider.OrderOL, provider.OrderNO),
+
+		// Jetty groups (group.go).
+		MaxJettyGroups: jgroup.MaxGroups, MaxJettiesInGroup: maxGroupMembers,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/provider/internal/jgroup"
 	"github.com/urma-go/sdk/provider/internal/objtab"
 )
 
@@ -86,6 +87,8 @@ type jettyObj struct {
 	shared *jfrObj
 	ep     *endpoint
 	bound  *remote
+	// group is the jetty group the Jetty is a member of, nil for none.
+	group *jgroup.Group
 }
 
 func (c *lbContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
@@ -144,6 +147,13 @@ func (c *lbContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 	j.ep = &endpoint{desc: desc, token: token, rq: j.rq, jetty: j}
 	c.addEndpoint(j.ep)
 	c.registerSendq(q)
+	if cfg.Group != nil {
+		if err := c.joinGroup(j, cfg.Group, token); err != nil {
+			c.disown(j)
+			j.destroy()
+			return nil, err
+		}
+	}
 	return j, nil
 }
 
@@ -206,6 +216,9 @@ func (j *jettyObj) Close() error {
 func (j *jettyObj) destroy() {
 	if j.sendq.closed.Load() {
 		return
+	}
+	if j.group != nil {
+		j.group.Leave(j.id)
 	}
 	j.ctx.removeEndpoint(j.id)
 	j.sendq.destroy()

@@ -106,6 +106,9 @@ func (q *sendq) learn(w *provider.WR) {
 	if w.Opcode == provider.OpNOP || extOpcode(w.Opcode) || len(w.Local) > 1 || len(w.Local) == 1 && w.Flags&provider.FlagInline != 0 {
 		return
 	}
+	if t := w.Dest(); t != nil && asRemote(t) == nil {
+		return // a jetty group's requests each pick their member
+	}
 	rem, err := q.target(w)
 	if err != nil {
 		return

@@ -75,6 +75,14 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 	if r := asRemote(t); r != nil && r == q.lastRemote && !r.closed.Load() {
 		return r, nil
 	}
+	if asRemote(t) == nil {
+		// A jetty group: the request goes to the member its policy picks.
+		m, err := provider.PickMember(t, w.Hint)
+		if err != nil {
+			return nil, err
+		}
+		t = m
+	}
 	r, err := q.ctx.ownRemote(t)
 	if err != nil {
 		return nil, err

@@ -106,6 +106,7 @@ type Harness struct {
 // prepared, prepared receives, postafter, postwhen, lockfree, stats).
 // prepared, prepared receives, postafter, postwhen, lockfree, mapped, notify and
 // invalidate, knobs, ping).
+// prepared, prepared receives, postafter, postwhen, lockfree, groups).
 // The cases run in parallel, each on its own pair of contexts from h.Pair.
 func Run(t *testing.T, h Harness) {
 	if h.Timeout == 0 {
@@ -143,6 +144,8 @@ func Run(t *testing.T, h Harness) {
 		{"stats", statsTests},
 		// ping: a round trip answered by the target's provider.
 		{"ping", pingTests},
+
+		{"groups", groupTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
