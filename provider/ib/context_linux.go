@@ -14,6 +14,7 @@ import (
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 	"github.com/urma-go/sdk/provider/internal/asyncq"
+	"github.com/urma-go/sdk/provider/internal/jgroup"
 	"github.com/urma-go/sdk/provider/internal/objtab"
 	"github.com/urma-go/sdk/provider/internal/rules"
 )
@@ -55,6 +56,8 @@ type ibContext struct {
 	// retired sums the counters of the closed queues and JFCs, under mu
 	// (see stats_linux.go).
 	retired provider.QueueStats
+	// groups are the context's jetty groups (group_linux.go).
+	groups jgroup.Table
 }
 
 // child is an object the context closes with itself. rank orders the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+	"github.com/urma-go/sdk/provider/internal/jgroup"
 )
 
 // eidEntry is one EID of a device and how to reach it: the address rdma_cm
@@ -195,6 +196,9 @@ func (d *device) mapAttr(p probed) provider.DeviceAttr {
 	// Views take the software path on every device, mlx5 included: the
 	// offload shim (internal/verbs/mlx5.c) is compiled but not wired.
 	attr.Views, attr.SigOffload = provider.ViewSoftware, p.sig.Offload
+	// Jetty groups (group_linux.go): their members are listed in an
+	// import's answer, which bounds how many a group holds.
+	attr.MaxJettyGroups, attr.MaxJettiesInGroup = jgroup.MaxGroups, maxGroupMembers
 	// siw's receive completions never count as solicited, so a
 	// solicited-only arm would never fire.
 	attr.SolicitedEvents = a.VendorID != siwVendorID

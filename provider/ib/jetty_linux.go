@@ -11,6 +11,7 @@ import (
 
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/provider/ib/internal/verbs"
+	"github.com/urma-go/sdk/provider/internal/jgroup"
 )
 
 // jetty is a send queue with a receive queue (its own SRQ or a shared
@@ -36,6 +37,9 @@ type jetty struct {
 	// have been using them; they are dropped under sq.mu (dropRetired).
 	retired    []*conn
 	hasRetired atomic.Bool
+
+	// group is the jetty group the Jetty is a member of, nil for none.
+	group *jgroup.Group
 }
 
 func (c *ibContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
@@ -77,6 +81,12 @@ func (c *ibContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 		}
 		if j.rq, err = c.newJFR(rc, j.id, j); err != nil {
 			j.abort()
+			return nil, err
+		}
+	}
+	if cfg.Group != nil {
+		if err := c.joinGroup(j, cfg.Group); err != nil {
+			_ = j.forceClose()
 			return nil, err
 		}
 	}
@@ -471,6 +481,9 @@ func (j *jetty) Close() error {
 func (j *jetty) forceClose() error {
 	if j.closed.Swap(true) {
 		return nil
+	}
+	if j.group != nil {
+		j.group.Leave(j.id)
 	}
 	j.sq.mu.Lock()
 	j.dropConn()

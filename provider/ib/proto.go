@@ -165,7 +165,21 @@ type reply struct {
 	// gid is where a UM JFR's datagrams go: the GID of the EID it was
 	// reached on (on InfiniBand, not the EID itself).
 	gid [16]byte
+
+	// policy and members answer the import of a jetty group: byte 20 is
+	// the policy, byte 21 the member count, and the member ids follow
+	// the 40 bytes of every reply.
+	policy  provider.GroupPolicy
+	members []uint32
 }
+
+// rejectDataSize is the private data a reject carries on InfiniBand and
+// RoCE (IB_CM_REJ_PRIVATE_DATA_SIZE), where import answers travel.
+const rejectDataSize = 148
+
+// maxGroupMembers is the most member ids an import answer holds: the
+// device's max_jetty_in_jetty_grp.
+const maxGroupMembers = (rejectDataSize - replySize) / 4
 
 func (r *reply) marshal() []byte {
 	b := make([]byte, replySize)
@@ -176,6 +190,12 @@ func (r *reply) marshal() []byte {
 	binary.BigEndian.PutUint32(b[12:], r.qkey)
 	binary.BigEndian.PutUint32(b[16:], r.id)
 	copy(b[24:], r.gid[:])
+	if len(r.members) > 0 {
+		b[20], b[21] = byte(r.policy), byte(len(r.members))
+		for _, id := range r.members {
+			b = binary.BigEndian.AppendUint32(b, id)
+		}
+	}
 	return b
 }
 
@@ -187,6 +207,16 @@ func parseReply(b []byte) (reply, error) {
 		qkey: binary.BigEndian.Uint32(b[12:]), id: binary.BigEndian.Uint32(b[16:]), gid: [16]byte(b[24:40])}
 	if int(r.status) >= len(replyErrors) {
 		return reply{}, provider.Errorf(provider.ErrInvalid, "reply status %d unknown", r.status)
+	}
+	if n := int(b[21]); n > 0 {
+		r.policy = provider.GroupPolicy(b[20])
+		if n > maxGroupMembers || len(b) < replySize+4*n || r.policy > provider.GroupPolicyHashHint {
+			return reply{}, provider.Errorf(provider.ErrInvalid, "reply names %d group members in %d bytes", n, len(b))
+		}
+		r.members = make([]uint32, n)
+		for i := range r.members {
+			r.members[i] = binary.BigEndian.Uint32(b[replySize+4*i:])
+		}
 	}
 	return r, nil
 }

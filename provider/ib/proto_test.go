@@ -98,6 +98,7 @@ func FuzzParseReply(f *testing.F) {
 	f.Add(append((&reply{status: replyFail}).marshal(), 0, 0))
 	f.Add((&reply{status: replyFail + 1}).marshal())
 	f.Add([]byte("UB\x02"))
+	f.Add((&reply{id: 3, policy: provider.GroupPolicyHashHint, members: []uint32{4, 9, 1 << 31}}).marshal())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseReply(b)
 		if err != nil {
@@ -105,8 +106,13 @@ func FuzzParseReply(f *testing.F) {
 			return
 		}
 		enc := r.marshal()
-		want := append([]byte{}, b[:replySize]...)
-		clear(want[20:24]) // reserved
+		n := len(r.members)
+		want := append([]byte{}, b[:replySize+4*n]...)
+		if n == 0 {
+			clear(want[20:24]) // reserved
+		} else {
+			clear(want[22:24])
+		}
 		require.Equal(t, want, enc)
 		again, err := parseReply(enc)
 		require.NoError(t, err)

@@ -107,6 +107,9 @@ func (c *ibContext) receiver(r request) (*jfr, *jetty, error) {
 }
 
 func (c *ibContext) answerJettyImport(r request) (reply, error) {
+	if r.kind == provider.KindJettyGroup {
+		return c.answerGroupImport(r)
+	}
 	rq, _, err := c.receiver(r)
 	if err != nil {
 		return reply{}, err

@@ -1085,7 +1085,17 @@ func (q *sendq) target(w *provider.WR) (*remote, error) {
 	}
 	r, err := q.ctx.ownRemote(t)
 	if err != nil {
-		return nil, err
+		// A jetty group: the request goes to the member its policy picks.
+		m, perr := provider.PickMember(t, w.Hint)
+		if perr != nil {
+			return nil, perr
+		}
+		if m == t {
+			return nil, err
+		}
+		if r, err = q.ctx.ownRemote(m); err != nil {
+			return nil, err
+		}
 	}
 	if r.desc.Mode != q.mode {
 		return nil, rules.ModeMismatch(r.desc.Mode, q.mode)
