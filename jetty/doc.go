@@ -16,6 +16,11 @@
 // binds a Jetty to exactly one remote Jetty with Bind, and UM sends messages
 // only (one-sided requests are refused at Post).
 //
+// A JettyGroup gathers RM Jetties that peers import as one target with
+// ImportJetty; each request to it goes to one member, in turn or by the
+// request's Hint, so that a server spreads its load over Jetties polled by
+// goroutines of their own.
+//
 // A local SGE may name a view.View: a layout of registered memory with
 // optional block signatures. Post then runs the request through the view's
 // software path (its data is gathered, signed or checked into a bounce

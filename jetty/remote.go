@@ -7,8 +7,10 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// Remote is an imported remote JFR or Jetty (urma_target_jetty_t). Put it in
-// WR.To, or pass it to the helpers.
+// Remote is an imported remote JFR, Jetty or jetty group
+// (urma_target_jetty_t). Put it in WR.To, or pass it to the helpers; a
+// request to a group goes to the member the group's policy picks (see
+// JettyGroup).
 type Remote struct {
 	// ref is first: a request's To is read by the provider as a pointer
 	// to it (see rawWRs).

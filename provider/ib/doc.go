@@ -47,6 +47,11 @@
 //     for the connection). The receiving context accepts in its own
 //     goroutine, attaching a QP to the JFR's SRQ; the application takes no
 //     part. RC Jetty: one QP, made by the first of the two sides to Bind.
+//   - Jetty group: a table of the context's. An import of one is answered
+//     like a Jetty's, with the group's policy and member ids after the
+//     reply (27 fit a reject's private data: MaxJettiesInGroup); the
+//     importer then reaches each member as an imported Jetty, and each
+//     request to the group goes to the member provider.PickMember gives.
 //   - UM: UD. A UM JFR has a UD QP on its SRQ, with a random qkey; every
 //     receive it posts starts with a 40-byte SGE of the provider's for the
 //     routing header the device puts in front of a datagram. A UM JFS has
