@@ -55,10 +55,9 @@ type JettyGroupConfig struct {
 // atomics) to a group go through the member picked the same way, and a
 // WRITE_IMM consumes a receive of that member.
 //
-// loopback imports groups of contexts of its own process (ErrNotSupported
-// for another's); verbs devices import them from any host, with at most
-// urma.DeviceAttr.MaxJettiesInGroup (27) members. docs/semantics.md has
-// the rules.
+// A group holds at most urma.DeviceAttr.MaxJettiesInGroup members (32 on
+// loopback, 27 on verbs devices, whose import answer lists them).
+// docs/semantics.md has the rules.
 type JettyGroup struct {
 	p      provider.JettyGroup
 	ctx    *urma.Context

@@ -147,6 +147,8 @@ func FuzzHandle(f *testing.F) {
 			require.Equal(t, jfr.Desc().ID.ID, r.ID)
 			require.NotZero(t, r.InboxCells, "every queue has an inbox")
 			require.Len(t, fds, 3+int(r.HasEventfd))
+		case wire.ImportGroup:
+			require.NotEqual(t, provider.StatusSuccess, reply.Status, "the context has no jetty group")
 		case wire.List:
 			require.Equal(t, provider.StatusSuccess, reply.Status)
 			var ci ContextInfo

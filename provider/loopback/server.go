@@ -461,6 +461,23 @@ func (s *ctlServer) handle(cc *ctlConn, req wire.Message) (wire.Message, []int) 
 			return fail(err)
 		}
 		return reply, nil
+	case wire.ImportGroup:
+		var desc provider.JettyDesc
+		err := desc.UnmarshalBinary(w.Take(provider.JettyDescSize))
+		token := w.GetU32()
+		if err != nil || w.Short || len(w.Bytes) != 0 || desc.Kind != provider.KindJettyGroup {
+			return fail(provider.Errorf(provider.ErrInvalid, "malformed group import request"))
+		}
+		policy, ids, err := c.groups.Lookup(desc.ID.ID, desc.TokenPolicy, token)
+		if err != nil {
+			return fail(err)
+		}
+		b := (&wire.Buf{}).U32(uint32(policy)).U32(uint32(len(ids)))
+		for _, id := range ids {
+			b.U32(id)
+		}
+		reply.Payload = b.Bytes
+		return reply, nil
 	case wire.List:
 		b, err := json.Marshal(c.info(len(req.Payload) == 1 && req.Payload[0] == wire.ListStats))
 		if err != nil {

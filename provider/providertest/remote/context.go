@@ -156,7 +156,7 @@ func (c *pContext) NewJFR(cfg provider.JFRConfig) (provider.JFR, error) {
 
 func (c *pContext) NewJetty(cfg provider.JettyConfig) (provider.Jetty, error) {
 	a := &jettyArgs{H: c.h, Send: c.p.jfsConfig(cfg.Send), SharedJFR: c.p.handleOf(cfg.SharedJFR),
-		Recv: c.p.jfrConfig(cfg.Recv), Owner: c.p.ownerID(cfg.Owner)}
+		Recv: c.p.jfrConfig(cfg.Recv), Owner: c.p.ownerID(cfg.Owner), Group: c.p.handleOf(cfg.Group)}
 	owners := []uint64{a.Send.Owner, a.Recv.Owner, a.Owner}
 	r, err := rpcNewJetty.call(c.p.c, a)
 	if err != nil {

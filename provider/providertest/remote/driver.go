@@ -46,9 +46,6 @@ func (d *device) Attr() provider.DeviceAttr {
 	// A proxied target cannot be mapped into this process: its import
 	// lives in the peer.
 	a.MapImports = false
-
-	// The proxy forwards no jetty groups (provider.GroupContext).
-	a.MaxJettyGroups, a.MaxJettiesInGroup = 0, 0
 	return a
 }
 

@@ -248,6 +248,9 @@ func (s *session) newJetty(a *jettyArgs) (*remoteReply, error) {
 	if cfg.SharedJFR, err = configObj[provider.JFR](s, a.SharedJFR, "jfr"); err != nil {
 		return nil, err
 	}
+	if cfg.Group, err = configObj[provider.JettyGroup](s, a.Group, "jetty group"); err != nil {
+		return nil, err
+	}
 	j, err := c.NewJetty(cfg)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,10 @@ func (p *Peer) handleOf(v any) uint64 {
 		if x != nil {
 			o = &x.obj
 		}
+	case *pGroup:
+		if x != nil {
+			o = &x.obj
+		}
 	}
 	if o == nil || o.p != p {
 		return foreignHandle

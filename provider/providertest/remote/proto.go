@@ -59,6 +59,10 @@ const (
 	// A context's urma ping (provider.Pinger), not the peer's liveness.
 	opContextPing
 	opMaxPing
+	// Jetty groups (groups.go).
+	opNewJettyGroup
+	opGroupMembers
+	opImportJettyGroup
 )
 
 type header struct {
@@ -257,6 +261,7 @@ type jettyArgs struct {
 	SharedJFR uint64
 	Recv      jfrConfig
 	Owner     uint64
+	Group     uint64
 }
 
 type importArgs struct {

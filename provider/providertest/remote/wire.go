@@ -8,7 +8,16 @@ import (
 // them by handle, or by descriptor when they are not this peer's.
 
 func (p *Peer) wireWR(w *provider.WR) (wr, error) {
-	t, err := p.remoteRef(w.Dest())
+	dst := w.Dest()
+	if _, ok := dst.(provider.GroupRemote); ok {
+		// A jetty group's member is picked here, as a provider picks it.
+		m, err := provider.PickMember(dst, w.Hint)
+		if err != nil {
+			return wr{}, err
+		}
+		dst = m
+	}
+	t, err := p.remoteRef(dst)
 	if err != nil {
 		return wr{}, err
 	}

@@ -47,6 +47,10 @@ const (
 	// Ping: {payload} -> the same payload, answered by the context's
 	// server; at most MaxPing bytes either way.
 	Ping
+
+	// ImportGroup asks for a jetty group's members:
+	// {desc [32], token u32} -> {policy u32, count u32, ids u32...}.
+	ImportGroup
 )
 
 const (
