@@ -66,7 +66,11 @@ func (q *sendq) Prepare(w *provider.WR) (provider.Prepared, error) {
 		return nil, err
 	}
 	p.rem = rem
-	p.fast = p.resolve()
+	// A jetty group's member is picked at each post, so its requests
+	// take Post's way.
+	if t := w.Dest(); t == nil || asRemote(t) != nil {
+		p.fast = p.resolve()
+	}
 	return p, nil
 }
 

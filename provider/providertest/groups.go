@@ -17,6 +17,7 @@ var groupTests = []test{
 	{"removed member no longer chosen", testGroupRemovedMember},
 	{"descriptor round trip and delete", testGroupDescriptor},
 	{"member rules", testGroupMemberRules},
+	{"prepared send picks at each post", testGroupPrepared},
 }
 
 const groupToken = 0x5eed_0001
@@ -283,4 +284,30 @@ func testGroupMemberRules(t *testing.T, e *env) {
 	_, err = jetty.NewJettyGroup(e.b, jetty.JettyGroupConfig{Policy: 2})
 	require.ErrorIs(t, err, urma.ErrInvalid, "unknown policy")
 	require.NoError(t, g.Close())
+}
+
+// A prepared SEND to a group picks its member at each post, as Post does.
+func testGroupPrepared(t *testing.T, e *env) {
+	if !e.groups(t) {
+		return
+	}
+	const n, k = 2, 3
+	gr := e.newGroup(t, jetty.GroupPolicyRR, n, k)
+	s := e.groupSender(t, gr.remote)
+	src := e.seg(e.a, 8, segment.Read|segment.Write)
+	p := e.prepare(s, jetty.WR{Opcode: urma.OpSend, Flags: jetty.Signaled, To: gr.remote,
+		Local: []segment.SGE{src.SGE(0, 1)}})
+	var to []urma.JettyID
+	for range n * k {
+		require.NoError(t, p.Post())
+		to = append(to, e.pollOK(s.jfc).RemoteID)
+	}
+	// Prepare checked the request against a member, which took a turn.
+	for i := n; i < len(to); i++ {
+		require.Equal(t, to[i-n], to[i], "post %d went out of turn", i)
+	}
+	require.NotEqual(t, to[0], to[1])
+	for i := range n {
+		require.Len(t, e.received(t, gr, i, k), k, "member %d", i)
+	}
 }
