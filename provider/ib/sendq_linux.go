@@ -578,8 +578,8 @@ func (q *sendq) earlierRunning(seq uint64, cn *conn) bool {
 func (q *sendq) release() {
 	for x := q.tail; x < q.head && q.held > 0; x++ {
 		sl := &q.slots[x&q.mask]
-		if sl.state != slotPosted {
-			continue
+		if sl.state != slotPosted || sl.queued {
+			continue // done, or its record is in the backlog already
 		}
 		if sl.held {
 			sl.held = false
@@ -678,6 +678,7 @@ func (q *sendq) softPolled(seq uint64) {
 	if s := &q.slots[seq&q.mask]; s.state == slotPosted && s.seq == seq {
 		q.doneThrough(seq, s.cn)
 	}
+	q.release()
 }
 
 // doneThrough marks seq done, and with it the earlier unsignaled requests
