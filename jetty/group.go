@@ -224,8 +224,9 @@ func importGroup(ctx context.Context, uctx *urma.Context, desc Descriptor, token
 
 // Refresh asks the owner of an imported jetty group for its members again,
 // so that Jetties that left it are no longer picked and those that joined
-// are. Requests already posted keep their member. ctx bounds the
-// exchange. It fails with urma.ErrInvalid on a remote that is not a group.
+// are. Requests already posted keep their member; a post running at the
+// same moment may still pick one that left, and is refused as a post to
+// an unimported remote is. ctx bounds the exchange. It fails with urma.ErrInvalid on a remote that is not a group.
 func (r *Remote) Refresh(ctx context.Context) error {
 	g, ok := r.ref.Remote.(*groupRemote)
 	if !ok {
