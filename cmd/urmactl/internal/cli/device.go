@@ -107,6 +107,9 @@ type DeviceInfo struct {
 	MapImports     bool `json:"map_imports"`
 	SendInvalidate bool `json:"send_invalidate"`
 	WriteNotify    bool `json:"write_notify"`
+	// Jetty groups: how many, and how many Jetties in one.
+	MaxJettyGroups    int `json:"max_jetty_grp"`
+	MaxJettiesInGroup int `json:"max_jetty_in_grp"`
 }
 
 // PortInfo is the JSON form of a port.
@@ -141,6 +144,7 @@ func Info(d *urma.Device) DeviceInfo {
 	}
 	info.RxThreshold, info.ErrorSuspend, info.ErrTimeout, info.OrderCap = a.RxThreshold, a.ErrorSuspend, a.ErrTimeout, a.OrderCap.String()
 	info.MapImports, info.SendInvalidate, info.WriteNotify = a.MapImports, a.SendInvalidate, a.WriteNotify
+	info.MaxJettyGroups, info.MaxJettiesInGroup = a.MaxJettyGroups, a.MaxJettiesInGroup
 	for i, p := range a.Ports {
 		info.Ports = append(info.Ports, PortInfo{Port: i + 1, State: p.State.String(), MTU: p.MTU, SpeedMbps: p.SpeedMbps})
 	}
@@ -262,6 +266,7 @@ func FormatDevice(w io.Writer, d DeviceInfo, output string) error {
 		{"rx_threshold", d.RxThreshold}, {"error_suspend", d.ErrorSuspend}, {"err_timeout", d.ErrTimeout},
 		{"order_cap", d.OrderCap},
 		{"map_imports", d.MapImports}, {"send_invalidate", d.SendInvalidate}, {"write_notify", d.WriteNotify},
+		{"max_jetty_grp", d.MaxJettyGroups}, {"max_jetty_in_grp", d.MaxJettiesInGroup},
 	}
 	for _, e := range kv {
 		fmt.Fprintf(tw, "%s:\t%s\n", e.k, safe(fmt.Sprint(e.v)))

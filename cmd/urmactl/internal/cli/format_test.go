@@ -76,10 +76,11 @@ func TestFormatDeviceListJSON(t *testing.T) {
 		"max_jetty", "max_jfc_depth", "max_jfs_depth", "max_jfr_depth", "max_jfs_sge", "max_jfr_sge",
 		"max_inline", "max_msg_size", "atomic_ops", "atomic_size", "modes", "max_eids", "ports", "eids",
 		"max_read_sge", "max_um_msg_size", "imm_data", "rnr", "remote_status", "solicited_events", "solicited_in_cr", "views", "sig_offload",
-		"rx_threshold", "error_suspend", "err_timeout", "order_cap", "map_imports", "send_invalidate", "write_notify"} {
+		"rx_threshold", "error_suspend", "err_timeout", "order_cap", "map_imports", "send_invalidate", "write_notify",
+		"max_jetty_grp", "max_jetty_in_grp"} {
 		assert.Contains(t, got[0], k)
 	}
-	assert.Len(t, got[0], 37, "unexpected extra keys")
+	assert.Len(t, got[0], 39, "unexpected extra keys")
 	port := got[0]["ports"].([]any)[0].(map[string]any)
 	assert.Equal(t, map[string]any{"port": 1.0, "state": "ACTIVE", "mtu": 1024.0, "speed_mbps": 100000.0}, port)
 	eid := got[0]["eids"].([]any)[1].(map[string]any)
