@@ -244,6 +244,33 @@ func run(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "fadd: old value %d, counter now %d\n", old, binary.NativeEndian.Uint64(mem.Bytes()[512:]))
 
+	if err := func() error { // a scope of its own: its names are the guide's
+		// guide:begin map
+		m, err := target.Map(ictx, segment.Read|segment.Write) // ErrPermission on a READ grant
+		if err != nil {
+			return err
+		}
+		defer m.Unmap()     // Target.Unimport unmaps too
+		b, err := m.Bytes() // the owner's memory itself, valid until Unmap
+		if err != nil {
+			return err
+		}
+		copy(b, "stored by the importer")
+		n, err := m.LoadUint64(512) // an atomic load, never torn
+		// guide:end map
+		if err != nil {
+			return err
+		}
+		const want = "stored by the importer"
+		if got := string(mem.Bytes()[:len(want)]); got != want || n != 42 {
+			return fmt.Errorf("map: the owner's segment holds %q, counter %d", got, n)
+		}
+		fmt.Fprintf(w, "map: %q in the owner's segment, counter %d\n", want, n)
+		return nil
+	}(); err != nil {
+		return err
+	}
+
 	// guide:begin arm
 	if err := ownerJFR.Recv(mem.SGE(1088, 64), 11); err != nil {
 		return err
@@ -346,6 +373,17 @@ func run(w io.Writer) error {
 		return fmt.Errorf("async: event %v on %T, queue state %v", ev.Type, ev.Object, attr.State)
 	}
 	fmt.Fprintf(w, "async: %v on the peer's JFS, acked\n", ev.Type)
+
+	// guide:begin ping
+	rtt, err := peer.Ping(ctx, owner.EID(), &urma.PingOptions{UASID: owner.UASID(), Size: 16})
+	// guide:end ping
+	if err != nil {
+		return err
+	}
+	if rtt <= 0 {
+		return fmt.Errorf("ping: round trip %v", rtt)
+	}
+	fmt.Fprintln(w, "ping: the owner's context answered")
 
 	// guide:begin close
 	err = errors.Join(

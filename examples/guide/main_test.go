@@ -29,11 +29,13 @@ func TestRun(t *testing.T) {
 		`read: "hello, owner" back from the owner's segment`,
 		`send: "ping!" received, receive 10`,
 		`fadd: old value 40, counter now 42`,
+		`map: "stored by the importer" in the owner's segment, counter 42`,
 		`event: woken, "wake" received`,
 		`errors: wrong token: .*wrong token.*: permission denied`,
 		`errors: post: .*request 1: FADD .*: invalid argument`,
 		`errors: record: .*WRITE completed with REM_ACCESS_ABORT_ERR \(ctx 0x8\)`,
 		`async: JFS_ERR on the peer's JFS, acked`,
+		`ping: the owner's context answered`,
 		`close: ok`,
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
