@@ -212,11 +212,13 @@ func TestListSilentContext(t *testing.T) {
 	require.NoError(t, err)
 	defer ln.Close()
 
+	// The timeout bounds the wait for the mute socket; it also bounds the
+	// live context's answer, so it is long enough for a loaded host.
 	var out, warn bytes.Buffer
 	start := time.Now()
 	require.NoError(t, cli.SegmentList(&out, cli.SegmentListOptions{
-		InspectOptions: cli.InspectOptions{Dir: f.dir, Timeout: 100 * time.Millisecond, Warn: &warn}}))
-	assert.Less(t, time.Since(start), 2*time.Second)
+		InspectOptions: cli.InspectOptions{Dir: f.dir, Timeout: time.Second, Warn: &warn}}))
+	assert.Less(t, time.Since(start), 10*time.Second, "the listing waited past its timeout")
 	assert.Len(t, rows(out.String()), 3, "the live context's two segments are still listed")
 	require.Equal(t, 1, strings.Count(warn.String(), "\n"), warn.String())
 	assert.True(t, strings.HasPrefix(warn.String(), "urmactl: warning: a loopback context did not answer: "), warn.String())
