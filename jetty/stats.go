@@ -1,6 +1,9 @@
 package jetty
 
-import "github.com/urma-go/sdk/urma"
+import (
+	"github.com/urma-go/sdk/provider"
+	"github.com/urma-go/sdk/urma"
+)
 
 // Stats returns the JFS's counters: requests posted, their bytes, refused
 // posts and RNR retries (see urma.QueueStats). It fails with
@@ -24,9 +27,13 @@ func (j *Jetty) Stats() (urma.QueueStats, error) { return queueStats("jetty stat
 func (j *JFC) Stats() (urma.QueueStats, error) { return queueStats("jfc stats", j.p) }
 
 func queueStats(op string, raw any) (urma.QueueStats, error) {
-	s, err := urma.QueueStatsOf(raw)
+	sq, ok := raw.(provider.StatsQueue)
+	if !ok {
+		return urma.QueueStats{}, opErr(op, provider.Errorf(urma.ErrNotSupported, "provider keeps no queue counters"))
+	}
+	ps, err := sq.Stats()
 	if err != nil {
 		return urma.QueueStats{}, opErr(op, err)
 	}
-	return s, nil
+	return urma.QueueStatsOf(ps), nil
 }

@@ -78,20 +78,10 @@ func (c *Context) Stats() (ContextStats, error) {
 	return ContextStats{JFS: ps.JFS, JFR: ps.JFR, Jetty: ps.Jetty, JFC: ps.JFC, Total: queueStats(&ps.Total)}, nil
 }
 
-// QueueStatsOf returns the counters of a provider queue: the Raw() of a
-// jetty.JFS, JFR, Jetty or JFC. Package jetty's Stats methods call it. It
-// fails with ErrNotSupported when the provider keeps none.
-func QueueStatsOf(raw any) (QueueStats, error) {
-	sq, ok := raw.(provider.StatsQueue)
-	if !ok {
-		return QueueStats{}, provider.Errorf(ErrNotSupported, "provider keeps no queue counters")
-	}
-	ps, err := sq.Stats()
-	if err != nil {
-		return QueueStats{}, err
-	}
-	return queueStats(&ps), nil
-}
+// QueueStatsOf converts the driver's form of a queue's counters, as
+// DescriptorOf and JettyIDOf convert theirs; package jetty's Stats methods
+// use it.
+func QueueStatsOf(p provider.QueueStats) QueueStats { return queueStats(&p) }
 
 func queueStats(p *provider.QueueStats) QueueStats {
 	s := QueueStats{Posted: p.Posted, Bytes: p.Bytes, RecvPosted: p.RecvPosted, PostErrors: p.PostErrors,
