@@ -11,18 +11,18 @@ type OrderType uint8
 // NewJetty refuse the others with ErrNotSupported.
 const (
 	// OrderDefault is the order the provider gives anyway (order_type 0).
-	OrderDefault OrderType = OrderType(provider.OrderDefault)
+	OrderDefault OrderType = 0
 	// OrderOT is target ordering: the target executes the requests in
 	// the order they were posted.
-	OrderOT OrderType = OrderType(provider.OrderOT)
+	OrderOT OrderType = 1
 	// OrderOI is initiator ordering: the initiator issues each request
 	// once the ones before it are done.
-	OrderOI OrderType = OrderType(provider.OrderOI)
+	OrderOI OrderType = 2
 	// OrderOL is low layer ordering: the transport delivers the requests
 	// in order, as an RC connection does.
-	OrderOL OrderType = OrderType(provider.OrderOL)
+	OrderOL OrderType = 3
 	// OrderNO is unreliable non ordering: no order is promised.
-	OrderNO OrderType = OrderType(provider.OrderNO)
+	OrderNO OrderType = 4
 )
 
 // String returns "DEFAULT", "OT", "OI", "OL" or "NO".

@@ -19,6 +19,11 @@ func TestValuesMatchProvider(t *testing.T) {
 		got, want int64
 	}{
 		{"OpWrite", int64(urma.OpWrite), int64(provider.OpWrite)},
+		{"OrderDefault", int64(urma.OrderDefault), int64(provider.OrderDefault)},
+		{"OrderOT", int64(urma.OrderOT), int64(provider.OrderOT)},
+		{"OrderOI", int64(urma.OrderOI), int64(provider.OrderOI)},
+		{"OrderOL", int64(urma.OrderOL), int64(provider.OrderOL)},
+		{"OrderNO", int64(urma.OrderNO), int64(provider.OrderNO)},
 		{"OpWriteImm", int64(urma.OpWriteImm), int64(provider.OpWriteImm)},
 		{"OpWriteNotify", int64(urma.OpWriteNotify), int64(provider.OpWriteNotify)},
 		{"OpRead", int64(urma.OpRead), int64(provider.OpRead)},
