@@ -86,6 +86,13 @@ func FuzzHandle(f *testing.F) {
 	jfrImport := u32(append([]byte{}, jfrDesc...), jfrToken)
 	f.Add(uint8(wire.SegFD), uint8(0x84), []byte{})
 	f.Add(uint8(wire.SegFD), uint8(0x85), []byte{})
+	// Invalidations with and without an imported queue and the token,
+	// and pings.
+	f.Add(uint8(wire.InvalidateSeg), uint8(0x81), u32(nil, segToken))
+	f.Add(uint8(wire.InvalidateSeg), uint8(0x81), u32(nil, segToken+1))
+	f.Add(uint8(wire.InvalidateSeg), uint8(1), u32(nil, segToken))
+	f.Add(uint8(wire.Ping), uint8(0), []byte("0"))
+	f.Add(uint8(wire.Ping), uint8(0), []byte{})
 
 	f.Fuzz(func(t *testing.T, typ, prefix uint8, tail []byte) {
 		payload := append(append([]byte{}, prefixes[int(prefix&0x7f)%len(prefixes)]...), tail...)
@@ -149,6 +156,26 @@ func FuzzHandle(f *testing.F) {
 			require.Len(t, fds, 3+int(r.HasEventfd))
 		case wire.ImportGroup:
 			require.NotEqual(t, provider.StatusSuccess, reply.Status, "the context has no jetty group")
+		case wire.InvalidateSeg:
+			// Only a peer that imported a queue, naming a segment with
+			// its token, invalidates it; the segment is made live again
+			// so that every input meets the same context.
+			var d provider.SegmentDesc
+			ok := false
+			if imported && len(payload) == provider.SegmentDescSize+4 && d.UnmarshalBinary(payload[:provider.SegmentDescSize]) == nil {
+				if want, known := segs[d]; known {
+					ok = d.TokenPolicy == provider.TokenNone || binary.LittleEndian.Uint32(payload[provider.SegmentDescSize:]) == want
+				}
+			}
+			require.Equal(t, ok, reply.Status == provider.StatusSuccess, "invalidate of %v: %v %s", d, reply.Status, reply.Payload)
+			require.Empty(t, fds)
+			for _, s := range []*segment{lseg, lopen} {
+				s.ref.ent.state.CompareAndSwap(segRevoked, segLive)
+			}
+		case wire.Ping:
+			require.Equal(t, provider.StatusSuccess, reply.Status, "%s", reply.Payload)
+			require.Equal(t, payload, reply.Payload, "a ping is answered with its own bytes")
+			require.Empty(t, fds)
 		case wire.List:
 			require.Equal(t, provider.StatusSuccess, reply.Status)
 			var ci ContextInfo
