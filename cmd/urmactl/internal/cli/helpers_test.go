@@ -21,7 +21,7 @@ func openLoopback(t *testing.T) (*urma.Context, string) {
 	t.Helper()
 	// A subdirectory, which the provider creates 0700: t.TempDir is 0755
 	// and the provider refuses a directory other users can enter.
-	dir := filepath.Join(t.TempDir(), "rt")
+	dir := filepath.Join(socketDir(t), "rt")
 	t.Setenv(loopback.EnvRuntimeDir, dir)
 	dev, err := urma.DeviceByName(loopback.DeviceName)
 	require.NoError(t, err)
@@ -36,9 +36,24 @@ func openLoopback(t *testing.T) (*urma.Context, string) {
 // 0755, which the listings refuse as the provider does.
 func privateDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "private")
+	dir := filepath.Join(socketDir(t), "private")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	return dir
+}
+
+// socketDir returns an empty directory of the test in which unix sockets
+// can be bound: one under /dev/shm (a tmpfs) where there is one, as in the
+// VM guest, whose $TMPDIR is the host's over 9p, which refuses them; else
+// t.TempDir.
+func socketDir(t *testing.T) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if dir, err := os.MkdirTemp("/dev/shm", "urmactl-test-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
 }
 
 // fixture is a context holding one object of each kind segment ls and
