@@ -61,6 +61,9 @@ type lbContext struct {
 	retired provider.QueueStats
 	// groups are the context's jetty groups.
 	groups jgroup.Table
+
+	// ports are the Jettys published under a port (ports.go).
+	ports portTable
 }
 
 type tokenInfo struct {

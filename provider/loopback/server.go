@@ -489,6 +489,13 @@ func (s *ctlServer) handle(cc *ctlConn, req wire.Message) (wire.Message, []int) 
 		// The echo is as long as the request, which RequestLimit bounds.
 		reply.Payload = req.Payload
 		return reply, nil
+	case wire.ResolvePort:
+		b, err := c.answerResolvePort(&w)
+		if err != nil {
+			return fail(err)
+		}
+		reply.Payload = b
+		return reply, nil
 	}
 	return fail(provider.Errorf(provider.ErrNotSupported, "control request type %d", req.Type))
 }

@@ -51,6 +51,10 @@ const (
 	// ImportGroup asks for a jetty group's members:
 	// {desc [32], token u32} -> {policy u32, count u32, ids u32...}.
 	ImportGroup
+
+	// ResolvePort asks for the Jetty a context published under a port:
+	// {port u16} -> {desc [32], token u32}; ErrNotFound when none is.
+	ResolvePort
 )
 
 const (
