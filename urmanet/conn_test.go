@@ -1,0 +1,154 @@
+package urmanet_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/net/nettest"
+
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/urma"
+	"github.com/urma-go/sdk/urmanet"
+)
+
+// openCtx opens a loopback context on EID index i, closed with the test.
+func openCtx(t *testing.T, i int) *urma.Context {
+	t.Helper()
+	dev, err := urma.DeviceByName("loopback0")
+	require.NoError(t, err)
+	c, err := urma.Open(dev, i, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// pipe dials a listener of server from client and returns both ends.
+func pipe(t *testing.T, server, client *urma.Context) (net.Listener, net.Conn, net.Conn) {
+	t.Helper()
+	l, err := urmanet.Listen(server, ":0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	type res struct {
+		c   net.Conn
+		err error
+	}
+	acc := make(chan res, 1)
+	go func() { c, err := l.Accept(); acc <- res{c, err} }()
+	d, err := urmanet.Dial(ctx, client, l.Addr().String())
+	require.NoError(t, err)
+	r := <-acc
+	require.NoError(t, r.err)
+	return l, d, r.c
+}
+
+func TestAddrRoundTrip(t *testing.T) {
+	for _, s := range []string{"[fe80::1]:80", "10.0.0.1:65535"} {
+		a, err := urmanet.ParseAddr(s)
+		require.NoError(t, err)
+		require.Equal(t, s, a.String())
+		require.Equal(t, "urma", a.Network())
+	}
+	for _, s := range []string{"fe80::1:80", "[fe80::1]:0", "[fe80::1]:70000", "host:1"} {
+		_, err := urmanet.ParseAddr(s)
+		require.ErrorIs(t, err, urma.ErrInvalid, s)
+	}
+}
+
+func TestDialNoListener(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	addr := urmanet.Addr{EID: server.EID(), Port: 4242}
+	_, err := urmanet.Dial(ctx, client, addr.String())
+	require.ErrorIs(t, err, urma.ErrNotFound)
+}
+
+func TestListenPortTaken(t *testing.T) {
+	server := openCtx(t, 0)
+	l, err := urmanet.Listen(server, ":4243")
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = urmanet.Listen(server, ":4243")
+	require.ErrorIs(t, err, urma.ErrExist)
+	require.NoError(t, l.Close())
+	l2, err := urmanet.Listen(server, ":4243")
+	require.NoError(t, err)
+	require.NoError(t, l2.Close())
+}
+
+func TestStream(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	l, c1, c2 := pipe(t, server, client)
+	defer l.Close()
+	defer c1.Close()
+	defer c2.Close()
+	// More than the window of messages, so that credits must come back.
+	want := make([]byte, 3*urmanet.Window*urmanet.SlotSize+123)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c1.Write(want)
+		if err == nil {
+			err = c1.(*urmanet.Conn).CloseWrite()
+		}
+		errc <- err
+	}()
+	got, err := io.ReadAll(c2)
+	require.NoError(t, err)
+	require.NoError(t, <-errc)
+	require.True(t, bytes.Equal(want, got), "stream differs")
+	// The write side is shut, the read side is not.
+	_, err = c2.Write([]byte("back"))
+	require.NoError(t, err)
+	b := make([]byte, 4)
+	_, err = io.ReadFull(c1, b)
+	require.NoError(t, err)
+	require.Equal(t, "back", string(b))
+	_, err = c1.Write(b)
+	require.Error(t, err)
+}
+
+func TestCloseUnblocksRead(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	l, c1, c2 := pipe(t, server, client)
+	defer l.Close()
+	defer c2.Close()
+	errc := make(chan error, 1)
+	go func() { _, err := c1.Read(make([]byte, 8)); errc <- err }()
+	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, c1.Close())
+	require.ErrorIs(t, <-errc, net.ErrClosed)
+	// The peer reads the end of the stream.
+	_, err := c2.Read(make([]byte, 8))
+	require.ErrorIs(t, err, io.EOF)
+}
+
+func TestListenerClose(t *testing.T) {
+	server := openCtx(t, 0)
+	l, err := urmanet.Listen(server, ":0")
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() { _, err := l.Accept(); errc <- err }()
+	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, l.Close())
+	require.True(t, errors.Is(<-errc, net.ErrClosed))
+	require.NoError(t, l.Close())
+}
+
+func TestNettestConn(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	nettest.TestConn(t, func() (net.Conn, net.Conn, func(), error) {
+		l, c1, c2 := pipe(t, server, client)
+		return c1, c2, func() { c1.Close(); c2.Close(); l.Close() }, nil
+	})
+}

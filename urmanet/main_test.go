@@ -1,0 +1,27 @@
+package urmanet_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/urma-go/sdk/internal/leakcheck"
+	"github.com/urma-go/sdk/provider/loopback"
+)
+
+// TestMain runs the tests in a runtime directory of their own, so that the
+// loopback contexts of other processes of the host are not resolved, and
+// lets the test binary double as the peer process of the cross-process
+// tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(child())
+	}
+	dir, err := os.MkdirTemp("", "urmanet-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(loopback.EnvRuntimeDir, dir)
+	code := leakcheck.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
