@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -151,4 +152,54 @@ func TestNettestConn(t *testing.T) {
 		l, c1, c2 := pipe(t, server, client)
 		return c1, c2, func() { c1.Close(); c2.Close(); l.Close() }, nil
 	})
+}
+
+func TestBacklogFullRefuses(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	l, err := urmanet.Listen(server, ":0")
+	require.NoError(t, err)
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range urmanet.Backlog {
+		c, err := urmanet.Dial(ctx, client, l.Addr().String())
+		require.NoError(t, err)
+		conns = append(conns, c)
+	}
+	_, err = urmanet.Dial(ctx, client, l.Addr().String())
+	require.ErrorIs(t, err, urmanet.ErrRefused)
+	// Accepting makes room again.
+	a, err := l.Accept()
+	require.NoError(t, err)
+	defer a.Close()
+	c, err := urmanet.Dial(ctx, client, l.Addr().String())
+	require.NoError(t, err)
+	conns = append(conns, c)
+}
+
+func TestWriteAfterPeerClose(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	l, c1, c2 := pipe(t, server, client)
+	defer l.Close()
+	defer c1.Close()
+	require.NoError(t, c2.Close())
+	_, err := c1.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF)
+	// The peer's Jetty is gone: a write fails, within the deadline.
+	require.NoError(t, c1.SetWriteDeadline(time.Now().Add(5*time.Second)))
+	buf := make([]byte, 1024)
+	var werr error
+	for range 4 * urmanet.Window {
+		if _, werr = c1.Write(buf); werr != nil {
+			break
+		}
+	}
+	require.Error(t, werr)
+	require.NotErrorIs(t, werr, os.ErrDeadlineExceeded)
 }

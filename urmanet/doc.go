@@ -24,16 +24,25 @@
 //     token u32}) and takes the first that has the port. The control
 //     connection checks the peer's uid both ways, so the token reaches
 //     only processes of the same user.
-//   - ib (to follow): each context already has an rdma_cm listener
-//     whose port is its UASID, and the ping answers a connect request
-//     with a reject that carries data. ResolvePort is the same exchange:
-//     the resolver sends a connect request to the EID at a well-known
-//     urmanet port (one process of a host listens there, as with
-//     ListenPing) whose private data names the port; the listener
-//     rejects it with {desc [32], token u32} as the reject's private data
-//     (within the 148 bytes a reject carries). PublishPort registers in
-//     that listener's table, and ErrNotFound travels as a reject without
-//     data.
+//   - ib (to follow): a context's UASID is already the rdma_cm port of
+//     its listener, which answers imports and pings with a reject that
+//     carries data (provider/ib proto.go: 56-byte request, 40-byte reply,
+//     148 bytes of reject data on IB and RoCE). PublishPort opens one more
+//     rdma_cm listener, on the EID's address at the urmanet port itself
+//     (cmListen, as ListenPing does at PingPort), whose loop answers a
+//     new request op, opResolvePort (7), with a reject carrying the
+//     40-byte reply and then {jetty desc [32], token u32}, the way group
+//     imports append member ids; any other op gets replyNotFound.
+//     ResolvePort is c.dial(ctx, dst, port, request{op: opResolvePort})
+//     and reads the reject, as Ping does. urmanet ports and UASIDs then
+//     share the host's rdma_cm port space: a port some context holds as
+//     its UASID gives ErrExist to PublishPort, like a TCP port in use,
+//     and answers ResolvePort with ErrNotFound.
+//
+// On loopback a port is held per context, and two contexts at one EID may
+// publish the same port (the resolver takes the lower UASID); making it
+// one per EID, as on ib, needs a claim in the runtime directory (an
+// exclusive link named by EID and port, swept like the sockets).
 //
 // The handshake runs over URMA itself. A Listener owns an accept Jetty
 // (RM, with a small pool of posted receives) published under its port.
@@ -47,6 +56,14 @@
 // receives posted for data (the peer's initial credit). A listener whose
 // backlog is full answers a SYN with a RST and Dial fails with
 // ErrRefused; a lost SYN is bounded by Dial's context.
+//
+// Both Jettys are RM, each sending only to the other: RM reaches the one
+// peer reliably and in order on both providers (on verbs, RM is one RC QP
+// per remote), and the dialer's SYN goes from the connection's own Jetty
+// before the listener's connection Jetty exists, which a bound RC Jetty
+// could not do. Binding RC Jettys once the handshake is over is an
+// option that saves the per-request target; it changes nothing on the
+// wire.
 //
 // Framing. Every message is one SEND into one posted receive, with an
 // 8-byte header followed by payload:
@@ -69,8 +86,11 @@
 // (RNR never happens in the protocol). A receive goes back to the queue
 // when Read consumed its message, and the count of those is returned in
 // the header of the next message the reader's side sends, or in a CREDIT
-// once half the window is owed. A CREDIT is sent only then, so at most
-// two are in flight at a time and the control receives cannot run out.
+// once half the window is owed. The DATA a peer sends is at most Window
+// plus the credit it has taken in, so the credit reported to it and not
+// yet taken in is at most Window; a CREDIT reports at least Window/2, so
+// at most two are unread at a time, which with a FIN leaves a control
+// receive spare: they cannot run out.
 //
 // Completions. Each connection has one JFC with a JFCE; a goroutine per
 // connection polls it (PollWait: spin, then park) and hands received
@@ -85,8 +105,15 @@
 // net.ErrClosed. A peer that is gone makes sends fail: Write returns the
 // error, and Read returns io.EOF after what arrived.
 //
-// Next: the ib Ports; large writes without a copy (WRITE into a ring the
-// reader registered, and a notification, as rsockets does); RC Jettys
-// bound to each other in place of RM sends; benchmarks against TCP and
-// unix sockets; net/http and gRPC examples.
+// Limits of this version: a listener shakes hands in its one serving
+// goroutine (a dialer whose Jetty cannot be imported holds the others up
+// to 5 s); a peer that dies without its FIN makes Writes fail, but a
+// Read with nothing to read waits for its deadline; Read and Write copy
+// through the slots.
+//
+// Next: the ib Ports (above); large writes without the extra copy (the
+// reader registers a ring segment and hands its descriptor and token in
+// the SYN; a writer WRITEs into it and sends a notification, WRITE_IMM or
+// a DATA header naming the range, as rsockets does); benchmarks against
+// TCP and unix sockets; net/http and gRPC examples.
 package urmanet
