@@ -111,9 +111,24 @@
 // Read with nothing to read waits for its deadline; Read and Write copy
 // through the slots.
 //
-// Next: the ib Ports (above); large writes without the extra copy (the
-// reader registers a ring segment and hands its descriptor and token in
-// the SYN; a writer WRITEs into it and sends a notification, WRITE_IMM or
-// a DATA header naming the range, as rsockets does); benchmarks against
-// TCP and unix sockets; net/http and gRPC examples.
+// Next, in order:
+//
+//   - ib: provider.Ports as above, and the conformance of Listen and
+//     Dial on rxe and siw in the VM.
+//   - Large writes (the plan): each end allocates a receive ring, a
+//     segment with remote write access under a token, and names it in
+//     its SYN and SYNACK (SegmentDesc [48] and token u32 after the
+//     window); the peer imports it. A Write of at least a threshold
+//     (several slots) WRITEs straight from the caller's buffer,
+//     registered for the call (segment.Register; cached by address for
+//     repeated buffers), into the ring at the writer's tail (split in two
+//     at the wrap), then SENDs a RING message {off u32, len u32} after
+//     the header; the reader copies from the ring and returns ring bytes
+//     in a second credit field of its headers (the header grows to 16
+//     bytes). This saves the copy into a send slot: one copy by the
+//     provider and one by Read, as rsockets does with its receive
+//     buffers, and one receive per large write instead of one per slot.
+//   - Benchmarks against TCP and unix sockets (bench/, like for like:
+//     message sizes 64 B to 1 MiB, ping-pong and streaming).
+//   - A gRPC example beside the net/http one.
 package urmanet
