@@ -93,6 +93,9 @@ func FuzzHandle(f *testing.F) {
 	f.Add(uint8(wire.InvalidateSeg), uint8(1), u32(nil, segToken))
 	f.Add(uint8(wire.Ping), uint8(0), []byte("0"))
 	f.Add(uint8(wire.Ping), uint8(0), []byte{})
+	// A port request for a port nobody published, and a malformed one.
+	f.Add(uint8(wire.ResolvePort), uint8(0), u32(nil, 80))
+	f.Add(uint8(wire.ResolvePort), uint8(0), []byte{1})
 
 	f.Fuzz(func(t *testing.T, typ, prefix uint8, tail []byte) {
 		payload := append(append([]byte{}, prefixes[int(prefix&0x7f)%len(prefixes)]...), tail...)
@@ -176,6 +179,8 @@ func FuzzHandle(f *testing.F) {
 			require.Equal(t, provider.StatusSuccess, reply.Status, "%s", reply.Payload)
 			require.Equal(t, payload, reply.Payload, "a ping is answered with its own bytes")
 			require.Empty(t, fds)
+		case wire.ResolvePort:
+			require.NotEqual(t, provider.StatusSuccess, reply.Status, "the context publishes no port")
 		case wire.List:
 			require.Equal(t, provider.StatusSuccess, reply.Status)
 			var ci ContextInfo
