@@ -107,9 +107,15 @@
 //
 // Limits of this version: a listener shakes hands in its one serving
 // goroutine (a dialer whose Jetty cannot be imported holds the others up
-// to 5 s); a peer that dies without its FIN makes Writes fail, but a
-// Read with nothing to read waits for its deadline; Read and Write copy
-// through the slots.
+// to 5 s); Read and Write copy through the slots. A peer that dies
+// without its FIN fails the sends in flight, and so the Write that made
+// them, but a Read with nothing to read, or a Write waiting for credit,
+// waits for its deadline: nothing is sent that could fail. The remedy
+// planned is a probe: a waiter that has waited a second sends a CREDIT
+// carrying no credit (at most one unanswered, so the control receives
+// still suffice) whose failure fails the connection; on loopback a
+// bound RC Jetty also goes to ERROR when the peer's process is lost,
+// which a per-Jetty error signal could report sooner.
 //
 // Next, in order:
 //
