@@ -112,8 +112,9 @@
 // them, but a Read with nothing to read, or a Write waiting for credit,
 // waits for its deadline: nothing is sent that could fail. The remedy
 // planned is a probe: a waiter that has waited a second sends a CREDIT
-// carrying no credit (at most one unanswered, so the control receives
-// still suffice) whose failure fails the connection; on loopback a
+// carrying no credit, whose failure fails the connection (open: a
+// stopped peer leaves probes unread, so the control receives must grow
+// by one and a probe wait until the peer shows it took the last in); on loopback a
 // bound RC Jetty also goes to ERROR when the peer's process is lost,
 // which a per-Jetty error signal could report sooner.
 //
