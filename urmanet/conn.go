@@ -82,8 +82,9 @@ type synInfo struct {
 }
 
 // newConn makes a connection's Jetty, JFC and buffers and posts its
-// receives; it is not connected yet.
-func newConn(uctx *urma.Context) (*Conn, error) {
+// receives; it is not connected yet. A polling connection's JFC has no
+// JFCE: its waiters never park.
+func newConn(uctx *urma.Context, poll bool) (*Conn, error) {
 	c := &Conn{uctx: uctx, rdl: newDeadline(), wdl: newDeadline(),
 		rxWake: make(chan struct{}, 1), txWake: make(chan struct{}, 1), closing: make(chan struct{}),
 		freeData: make([]int, 0, sendSlots), freeCtl: make([]int, 0, control)}
@@ -91,8 +92,10 @@ func newConn(uctx *urma.Context) (*Conn, error) {
 	if c.token, err = randomToken(); err != nil {
 		return nil, err
 	}
-	if c.jfce, err = jetty.NewJFCE(uctx); err != nil {
-		return nil, err
+	if !poll {
+		if c.jfce, err = jetty.NewJFCE(uctx); err != nil {
+			return nil, err
+		}
 	}
 	if c.jfc, err = jetty.NewJFC(uctx, jetty.JFCConfig{Depth: 2 * nSlots, JFCE: c.jfce}); err != nil {
 		c.release()

@@ -20,7 +20,7 @@ import (
 )
 
 // openCtx opens a loopback context on EID index i, closed with the test.
-func openCtx(t *testing.T, i int) *urma.Context {
+func openCtx(t testing.TB, i int) *urma.Context {
 	t.Helper()
 	dev, err := urma.DeviceByName("loopback0")
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func openCtx(t *testing.T, i int) *urma.Context {
 }
 
 // pipe dials a listener of server from client and returns both ends.
-func pipe(t *testing.T, server, client *urma.Context) (net.Listener, net.Conn, net.Conn) {
+func pipe(t testing.TB, server, client *urma.Context) (net.Listener, net.Conn, net.Conn) {
 	t.Helper()
 	l, err := urmanet.Listen(server, ":0")
 	require.NoError(t, err)

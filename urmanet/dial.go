@@ -20,6 +20,11 @@ type Dialer struct {
 	Timeout time.Duration
 	// Deadline, when not zero, is when a dial fails at the latest.
 	Deadline time.Time
+	// Poll makes the connection poll for its messages without ever
+	// sleeping: a waiting Read or Write spins on its core (yielding to
+	// other goroutines), for the lowest latency. The default spins for a
+	// few microseconds and then sleeps until a message arrives.
+	Poll bool
 }
 
 // Dial connects to addr ("eid:port") from uctx.
@@ -66,7 +71,7 @@ func (d *Dialer) dial(ctx context.Context, uctx *urma.Context, a Addr) (*Conn, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := newConn(uctx)
+	c, err := newConn(uctx, d.Poll)
 	if err != nil {
 		return nil, err
 	}

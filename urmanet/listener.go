@@ -26,6 +26,7 @@ const acceptTimeout = 5 * time.Second
 // implements net.Listener.
 type Listener struct {
 	addr    Addr
+	poll    bool
 	acc     *Conn // the accept Jetty and its buffers
 	pub     io.Closer
 	backlog chan *Conn
@@ -45,14 +46,29 @@ var _ net.Listener = (*Listener)(nil)
 // which). A port another listener of the context holds gives
 // urma.ErrExist; a provider without ports urma.ErrNotSupported.
 func Listen(uctx *urma.Context, addr string) (net.Listener, error) {
-	l, err := listen(uctx, addr)
+	var lc ListenConfig
+	return lc.Listen(uctx, addr)
+}
+
+// ListenConfig holds the options of a listener and the connections it
+// accepts. The zero value is the default of Listen.
+type ListenConfig struct {
+	// Poll makes accepted connections poll without ever sleeping, as
+	// Dialer.Poll does for dialed ones.
+	Poll bool
+}
+
+// Listen listens at addr of uctx, as the package's Listen does, with lc's
+// options.
+func (lc *ListenConfig) Listen(uctx *urma.Context, addr string) (net.Listener, error) {
+	l, err := listen(uctx, addr, lc.Poll)
 	if err != nil {
 		return nil, &net.OpError{Op: "listen", Net: Network, Err: err}
 	}
 	return l, nil
 }
 
-func listen(uctx *urma.Context, addr string) (*Listener, error) {
+func listen(uctx *urma.Context, addr string, poll bool) (*Listener, error) {
 	if uctx == nil {
 		return nil, provider.Errorf(urma.ErrInvalid, "nil context")
 	}
@@ -78,7 +94,7 @@ func listen(uctx *urma.Context, addr string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc, err := newConn(uctx)
+	acc, err := newConn(uctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +116,7 @@ func listen(uctx *urma.Context, addr string) (*Listener, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &Listener{addr: a, acc: acc, pub: pub, backlog: make(chan *Conn, Backlog),
+	l := &Listener{addr: a, poll: poll, acc: acc, pub: pub, backlog: make(chan *Conn, Backlog),
 		closing: make(chan struct{}), stop: cancel, done: make(chan struct{})}
 	go l.serve(ctx)
 	return l, nil
@@ -156,7 +172,7 @@ func (l *Listener) accept(ctx context.Context, s synInfo, from urma.JettyID) {
 		l.refuse(ctx, s)
 		return
 	}
-	c, err := newConn(l.acc.uctx)
+	c, err := newConn(l.acc.uctx, l.poll)
 	if err != nil {
 		l.refuse(ctx, s)
 		return
