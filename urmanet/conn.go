@@ -5,27 +5,30 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
-	"io"
 	"net"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/urma-go/sdk/jetty"
 	"github.com/urma-go/sdk/provider"
 	"github.com/urma-go/sdk/segment"
+	"github.com/urma-go/sdk/spin"
 	"github.com/urma-go/sdk/urma"
 )
 
-// Slots of a connection's segment: receives first, then DATA sends, then
-// control sends. A request's user context is its slot.
+// Slots of a connection's segment: receives first, then DATA and RING
+// sends, then control sends. A request's user context is its slot, or
+// ringWriteCtx for a WRITE into the peer's ring.
 const (
-	nRecv     = Window + control
-	firstData = nRecv
-	firstCtl  = nRecv + sendSlots
-	nSlots    = firstCtl + control
-	// spinFor is how long the poller spins before it parks on the JFCE.
-	spinFor = 20 * time.Microsecond
+	nRecv        = Window + control
+	firstData    = nRecv
+	firstCtl     = nRecv + sendSlots
+	nSlots       = firstCtl + control
+	ringWriteCtx = nSlots
+	// spinFor is how long a waiting Read or Write polls before it parks:
+	// long enough to cover a round trip between processes of a host, so
+	// that a request and its answer cost no wake-up.
+	spinFor = 50 * time.Microsecond
 	// finWait bounds how long Close waits for its FIN to be taken.
 	finWait = time.Second
 )
@@ -35,39 +38,74 @@ const (
 // the deadline setters.
 type Conn struct {
 	uctx          *urma.Context
-	jfce          *jetty.JFCE
+	jfce          *jetty.JFCE // nil for a polling connection
 	jfc           *jetty.JFC
 	j             *jetty.Jetty
 	seg           *segment.Segment
 	buf           []byte
+	ring          *segment.Segment // the ring the peer WRITEs into
+	ringBuf       []byte
 	token         uint32
 	local, remote Addr
 
 	readMu, writeMu sync.Mutex
 	rdl, wdl        deadline
 
-	mu   sync.Mutex
-	peer *jetty.Remote
-	// rx holds the slots of received DATA in order, rxLen their lengths;
-	// rxOff is how much of the first Read consumed.
+	// mu guards the state below and the JFC: a record is taken and
+	// handled under it, so messages are handled in their order whoever
+	// polls (a waiting Read or Write, the parker, Close).
+	mu       sync.Mutex
+	crs      [16]jetty.CR
+	peer     *jetty.Remote
+	peerRing *segment.Target
+	// rx holds the slots of received DATA and RING messages in order,
+	// rxLen a DATA message's length and rxRing a RING message's count of
+	// ring bytes (0 for DATA); rxOff is how much of the first Read
+	// consumed.
 	rx          [nRecv]int
 	rxLen       [nRecv]int
+	rxRing      [nRecv]int
 	rxHead, rxN int
 	rxOff       int
 	eof         bool
-	// credits are the peer's DATA receives this side may fill; owed are
-	// this side's reposted DATA receives not yet reported to the peer.
-	credits, owed int
-	freeData      []int
-	freeCtl       []int
-	err           error // the connection failed: a request or a peer's RST
-	closed        bool
-	wclosed       bool
+	// credits are the peer's receives this side may fill, of peerWindow;
+	// owed are this side's reposted receives not yet reported to the peer.
+	credits, owed, peerWindow int
+	// ringTail counts the bytes WRITEn into the peer's ring, ringAvail
+	// its bytes free to WRITE, of peerRingSize; writesOut counts the
+	// WRITEs not completed yet.
+	ringTail                uint64
+	ringAvail, peerRingSize int
+	writesOut               int
+	// wreg registers the buffer of the last large write, at wregBase.
+	wreg     *segment.Segment
+	wregBase uintptr
+	// ringAnn counts the ring bytes RING messages announced, ringHead
+	// those Read consumed; ringOwed are consumed and not yet reported.
+	ringAnn, ringHead uint64
+	ringOwed          int
+	freeData          []int
+	freeCtl           []int
+	err               error // the connection failed: a request or a peer's RST
+	closed            bool
+	wclosed           bool
 	// synack is set by a SYNACK during Dial: the listener's Jetty.
 	synack  *synInfo
 	rxWake  chan struct{}
 	txWake  chan struct{}
 	closing chan struct{}
+	// parked counts the Reads and Writes sleeping until the parker (or
+	// another poller) wakes them; parkReq asks the parker to watch the
+	// JFCE for them. released is set once the queues may be closed.
+	parked   int
+	parkReq  chan struct{}
+	released bool
+	// waiting counts the Reads and Writes waiting; heard is set by every
+	// record since the probe timer's last tick; probing while a probe is
+	// out.
+	waiting        int
+	heard, probing bool
+	probe          *time.Timer
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -75,18 +113,14 @@ type Conn struct {
 
 var _ net.Conn = (*Conn)(nil)
 
-type synInfo struct {
-	desc   jetty.Descriptor
-	token  uint32
-	window uint32
-}
-
 // newConn makes a connection's Jetty, JFC and buffers and posts its
 // receives; it is not connected yet. A polling connection's JFC has no
-// JFCE: its waiters never park.
-func newConn(uctx *urma.Context, poll bool) (*Conn, error) {
+// JFCE: its waiters never park. A connection with a ring takes large
+// writes from its peer there.
+func newConn(uctx *urma.Context, poll, ring bool) (*Conn, error) {
 	c := &Conn{uctx: uctx, rdl: newDeadline(), wdl: newDeadline(),
 		rxWake: make(chan struct{}, 1), txWake: make(chan struct{}, 1), closing: make(chan struct{}),
+		parkReq:  make(chan struct{}, 1),
 		freeData: make([]int, 0, sendSlots), freeCtl: make([]int, 0, control)}
 	var err error
 	if c.token, err = randomToken(); err != nil {
@@ -97,23 +131,32 @@ func newConn(uctx *urma.Context, poll bool) (*Conn, error) {
 			return nil, err
 		}
 	}
-	if c.jfc, err = jetty.NewJFC(uctx, jetty.JFCConfig{Depth: 2 * nSlots, JFCE: c.jfce}); err != nil {
+	if c.jfc, err = jetty.NewJFC(uctx, jetty.JFCConfig{Depth: 2 * (nSlots + 1), JFCE: c.jfce}); err != nil {
 		c.release()
 		return nil, err
 	}
 	c.j, err = jetty.NewJetty(uctx, jetty.JettyConfig{
-		Send: jetty.JFSConfig{Depth: sendSlots + control, Mode: urma.RM, JFC: c.jfc},
+		Send: jetty.JFSConfig{Depth: 2*sendSlots + control + 1, Mode: urma.RM, JFC: c.jfc},
 		Recv: jetty.JFRConfig{Depth: nRecv, JFC: c.jfc, TokenPolicy: segment.TokenPlainText, Token: c.token},
 	})
 	if err != nil {
 		c.release()
 		return nil, err
 	}
-	if c.seg, err = segment.Alloc(uctx, nSlots*SlotSize, segment.Config{Access: segment.LocalOnly}); err != nil {
+	if c.seg, err = segment.Alloc(uctx, probeOff+probeLen, segment.Config{Access: segment.LocalOnly}); err != nil {
 		c.release()
 		return nil, err
 	}
 	c.buf = c.seg.Bytes()
+	if ring {
+		c.ring, err = segment.Alloc(uctx, RingSize, segment.Config{Access: segment.Read | segment.Write,
+			TokenPolicy: segment.TokenPlainText, Token: c.token})
+		if err != nil {
+			c.release()
+			return nil, err
+		}
+		c.ringBuf = c.ring.Bytes()
+	}
 	for i := range nRecv {
 		if err := c.repost(i); err != nil {
 			c.release()
@@ -145,297 +188,6 @@ func (c *Conn) slot(i int) []byte { return c.buf[i*SlotSize : (i+1)*SlotSize] }
 
 func (c *Conn) repost(i int) error {
 	return c.j.Recv(c.seg.SGE(uint64(i*SlotSize), SlotSize), uint64(i))
-}
-
-// synPayload writes a SYN or SYNACK into slot i and returns its length.
-func (c *Conn) synPayload(i int, typ uint8) (int, error) {
-	b := c.slot(i)
-	putHdr(b, typ, 0)
-	d, err := c.j.Descriptor().MarshalBinary()
-	if err != nil {
-		return 0, err
-	}
-	copy(b[hdrSize:], d)
-	binary.LittleEndian.PutUint32(b[hdrSize+32:], c.token)
-	binary.LittleEndian.PutUint32(b[hdrSize+36:], Window)
-	return synSize, nil
-}
-
-func parseSyn(b []byte) (synInfo, error) {
-	var s synInfo
-	if len(b) != synSize {
-		return s, provider.Errorf(urma.ErrInvalid, "handshake of %d bytes, want %d", len(b), synSize)
-	}
-	if err := s.desc.UnmarshalBinary(b[hdrSize : hdrSize+32]); err != nil {
-		return s, err
-	}
-	s.token = binary.LittleEndian.Uint32(b[hdrSize+32:])
-	s.window = binary.LittleEndian.Uint32(b[hdrSize+36:])
-	if s.window == 0 || s.window > Window {
-		return s, provider.Errorf(urma.ErrInvalid, "handshake window %d out of range [1,%d]", s.window, Window)
-	}
-	return s, nil
-}
-
-// connect imports the peer's Jetty; the poller starts after it.
-func (c *Conn) connect(ctx context.Context, s synInfo) error {
-	r, err := jetty.ImportJetty(ctx, c.uctx, s.desc, s.token)
-	if err != nil {
-		return err
-	}
-	if err := c.j.Advise(ctx, r); err != nil {
-		r.Unimport()
-		return err
-	}
-	c.mu.Lock()
-	c.peer = r
-	c.credits = int(s.window)
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *Conn) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	c.stop, c.done = cancel, make(chan struct{})
-	go c.poll(ctx)
-}
-
-// poll takes the connection's completion records until Close.
-func (c *Conn) poll(ctx context.Context) {
-	defer close(c.done)
-	crs := make([]jetty.CR, 16)
-	for {
-		n, err := c.jfc.PollWait(ctx, crs, spinFor)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.mu.Lock()
-				c.failLocked(err)
-				c.mu.Unlock()
-			}
-			return
-		}
-		c.mu.Lock()
-		for i := range n {
-			c.handleLocked(&crs[i])
-		}
-		c.mu.Unlock()
-	}
-}
-
-func wake(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-func (c *Conn) failLocked(err error) {
-	if c.err == nil {
-		c.err = err
-	}
-	wake(c.rxWake)
-	wake(c.txWake)
-}
-
-// handleLocked takes one completion record.
-func (c *Conn) handleLocked(cr *jetty.CR) {
-	i := int(cr.UserCtx)
-	if i < 0 || i >= nSlots {
-		return
-	}
-	if i >= nRecv { // a send finished
-		if i >= firstCtl {
-			c.freeCtl = append(c.freeCtl, i)
-			c.maybeCreditLocked()
-		} else {
-			c.freeData = append(c.freeData, i)
-		}
-		if !cr.OK() && !c.closed {
-			c.failLocked(cr.Err())
-		}
-		wake(c.txWake)
-		return
-	}
-	if !cr.OK() {
-		if !c.closed {
-			c.failLocked(cr.Err())
-		}
-		return
-	}
-	b := c.slot(i)[:cr.Len]
-	if len(b) < hdrSize {
-		c.failLocked(provider.Errorf(urma.ErrInvalid, "message of %d bytes", len(b)))
-		return
-	}
-	typ, credit := getHdr(b)
-	c.credits += int(credit)
-	if credit > 0 {
-		wake(c.txWake)
-	}
-	switch typ {
-	case msgData:
-		c.rx[(c.rxHead+c.rxN)%nRecv] = i
-		c.rxLen[(c.rxHead+c.rxN)%nRecv] = len(b)
-		c.rxN++
-		wake(c.rxWake)
-		return
-	case msgFin:
-		c.eof = true
-		wake(c.rxWake)
-	case msgRst:
-		c.failLocked(ErrRefused)
-	case msgSynAck:
-		if s, err := parseSyn(b); err != nil {
-			c.failLocked(err)
-		} else {
-			c.synack = &s
-		}
-	case msgCredit:
-	default:
-		c.failLocked(provider.Errorf(urma.ErrInvalid, "message type %d", typ))
-	}
-	if err := c.repost(i); err != nil {
-		c.failLocked(err)
-	}
-}
-
-// sendLocked posts slot i with n bytes to the peer.
-func (c *Conn) sendLocked(i, n int) error {
-	return c.j.Send(c.peer, c.seg.SGE(uint64(i*SlotSize), uint32(n)), 0, uint64(i))
-}
-
-// ctlLocked sends a header-only message from a control slot; false when
-// none is free.
-func (c *Conn) ctlLocked(typ uint8) bool {
-	if len(c.freeCtl) == 0 || c.peer == nil {
-		return false
-	}
-	i := c.freeCtl[len(c.freeCtl)-1]
-	putHdr(c.slot(i), typ, uint32(c.owed))
-	if err := c.sendLocked(i, hdrSize); err != nil {
-		c.failLocked(err)
-		return false
-	}
-	c.freeCtl = c.freeCtl[:len(c.freeCtl)-1]
-	c.owed = 0
-	return true
-}
-
-// maybeCreditLocked returns owed receives once half the window is owed.
-func (c *Conn) maybeCreditLocked() {
-	if c.owed >= Window/2 && !c.closed && c.err == nil {
-		c.ctlLocked(msgCredit)
-	}
-}
-
-// waitLocked drops mu until ch is woken, the deadline passes or the
-// connection closes.
-func (c *Conn) waitLocked(ch chan struct{}, dl *deadline) error {
-	d := dl.wait()
-	if isClosed(d) {
-		return os.ErrDeadlineExceeded
-	}
-	c.mu.Unlock()
-	var err error
-	select {
-	case <-ch:
-	case <-d:
-		err = os.ErrDeadlineExceeded
-	case <-c.closing:
-	}
-	c.mu.Lock()
-	return err
-}
-
-// Read reads the stream: what arrived, up to len(b), waiting for some
-// when nothing did. It returns io.EOF after the peer's FIN.
-func (c *Conn) Read(b []byte) (int, error) {
-	c.readMu.Lock()
-	defer c.readMu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for {
-		if c.closed {
-			return 0, c.opErr("read", net.ErrClosed)
-		}
-		if c.rxN > 0 {
-			break
-		}
-		if c.eof {
-			return 0, io.EOF
-		}
-		if c.err != nil {
-			return 0, c.opErr("read", c.err)
-		}
-		if len(b) == 0 {
-			return 0, nil
-		}
-		if err := c.waitLocked(c.rxWake, &c.rdl); err != nil {
-			return 0, c.opErr("read", err)
-		}
-	}
-	n := 0
-	for c.rxN > 0 && n < len(b) {
-		i, end := c.rx[c.rxHead], c.rxLen[c.rxHead]
-		k := copy(b[n:], c.slot(i)[hdrSize+c.rxOff:end])
-		n += k
-		c.rxOff += k
-		if hdrSize+c.rxOff < end {
-			break
-		}
-		c.rxHead, c.rxN, c.rxOff = (c.rxHead+1)%nRecv, c.rxN-1, 0
-		if err := c.repost(i); err != nil {
-			c.failLocked(err)
-			break
-		}
-		c.owed++
-	}
-	c.maybeCreditLocked()
-	return n, nil
-}
-
-// Write writes b to the stream, in messages of up to SlotSize-8 bytes,
-// waiting for the peer's credit when it has none.
-func (c *Conn) Write(b []byte) (int, error) {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for {
-		switch {
-		case c.closed:
-			return n, c.opErr("write", net.ErrClosed)
-		case c.wclosed:
-			return n, c.opErr("write", errWriteClosed)
-		case c.err != nil:
-			return n, c.opErr("write", c.err)
-		}
-		if n == len(b) {
-			return n, nil
-		}
-		if isClosed(c.wdl.wait()) {
-			return n, c.opErr("write", os.ErrDeadlineExceeded)
-		}
-		if c.credits == 0 || len(c.freeData) == 0 {
-			if err := c.waitLocked(c.txWake, &c.wdl); err != nil {
-				return n, c.opErr("write", err)
-			}
-			continue
-		}
-		i := c.freeData[len(c.freeData)-1]
-		s := c.slot(i)
-		k := copy(s[hdrSize:], b[n:])
-		putHdr(s, msgData, uint32(c.owed))
-		if err := c.sendLocked(i, hdrSize+k); err != nil {
-			c.failLocked(err)
-			continue
-		}
-		c.freeData = c.freeData[:len(c.freeData)-1]
-		c.owed = 0
-		c.credits--
-		n += k
-	}
 }
 
 var errWriteClosed = errors.New("write side closed")
@@ -475,20 +227,19 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	close(c.closing)
-	c.mu.Unlock()
-	if fin && c.done != nil {
-		// Let the FIN be taken before the Jetty goes.
-		deadline := time.Now().Add(finWait)
-		for time.Now().Before(deadline) {
-			c.mu.Lock()
-			all := len(c.freeCtl) == control
+	// Let the FIN be taken before the Jetty goes.
+	for end := spin.Now() + finWait; fin && c.err == nil && len(c.freeCtl) < control && spin.Now() < end; {
+		if !c.progressLocked() {
 			c.mu.Unlock()
-			if all {
-				break
-			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(20 * time.Microsecond)
+			c.mu.Lock()
 		}
 	}
+	c.released = true
+	if c.probe != nil {
+		c.probe.Stop()
+	}
+	c.mu.Unlock()
 	if c.stop != nil {
 		c.stop()
 		<-c.done
@@ -498,14 +249,23 @@ func (c *Conn) Close() error {
 	return c.release()
 }
 
-// release closes what newConn made, in reverse order.
+// release closes what newConn and connect made, in reverse order.
 func (c *Conn) release() error {
 	var errs []error
+	if c.peerRing != nil {
+		errs = append(errs, c.peerRing.Unimport())
+	}
 	if c.peer != nil {
 		errs = append(errs, c.peer.Unimport())
 	}
 	if c.j != nil {
 		errs = append(errs, c.j.Close())
+	}
+	if c.wreg != nil {
+		errs = append(errs, c.wreg.Close())
+	}
+	if c.ring != nil {
+		errs = append(errs, c.ring.Close())
 	}
 	if c.seg != nil {
 		errs = append(errs, c.seg.Close())

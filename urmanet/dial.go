@@ -14,6 +14,11 @@ import (
 // ErrRefused: the listener refused the connection (its backlog is full).
 var ErrRefused = errors.New("urmanet: connection refused")
 
+// ErrPeerLost: the peer stopped answering (its process or host is gone)
+// or its Jetty is (it closed without a FIN reaching this side);
+// the connection is failed and every later Read and Write returns it.
+var ErrPeerLost = errors.New("urmanet: peer lost")
+
 // Dialer dials urmanet connections. The zero value dials with no timeout.
 type Dialer struct {
 	// Timeout bounds a dial, with the context's deadline; 0 means none.
@@ -71,7 +76,7 @@ func (d *Dialer) dial(ctx context.Context, uctx *urma.Context, a Addr) (*Conn, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := newConn(uctx, d.Poll)
+	c, err := newConn(uctx, d.Poll, true)
 	if err != nil {
 		return nil, err
 	}

@@ -51,9 +51,10 @@
 // Jetty. The listener's accept loop creates a Jetty for the connection,
 // posts its receives, imports the dialer's Jetty and SENDs a SYNACK from
 // it; the dialer imports that Jetty in turn and both ends are connected.
-// A SYN or SYNACK carries {jetty desc [32], token u32, window u32}: the
-// Jetty to send to, the token to import it with, and the number of
-// receives posted for data (the peer's initial credit). A listener whose
+// A SYN or SYNACK carries {jetty desc [32], token u32, window u32, ring
+// desc [48], ring size u32}: the Jetty to send to, the token to import it
+// and the ring with, the number of receives posted for data (the peer's
+// initial credit) and the ring for large writes. A listener whose
 // backlog is full answers a SYN with a RST and Dial fails with
 // ErrRefused; a lost SYN is bounded by Dial's context.
 //
@@ -65,77 +66,86 @@
 // option that saves the per-request target; it changes nothing on the
 // wire.
 //
-// Framing. Every message is one SEND into one posted receive, with an
-// 8-byte header followed by payload:
+// Framing. Every message is one SEND into one posted receive, with a
+// 16-byte header followed by payload:
 //
-//	type   u8   DATA, CREDIT, FIN, SYN, SYNACK, RST
+//	type   u8   DATA, CREDIT, FIN, SYN, SYNACK, RST, RING
 //	flags  u8   0
 //	_      u16  0
 //	credit u32  receives the sender reposted since its last credit
+//	ring   u32  bytes of the sender's ring read since it last said
+//	_      u32  0
 //
 // The message's length is the completion record's. DATA carries up to
-// SlotSize-8 bytes of the stream; CREDIT carries only its header; FIN
+// SlotSize-16 bytes of the stream; CREDIT carries only its header; FIN
 // (CloseWrite or Close) says no DATA follows: the reader gets io.EOF
-// after what came before it. Messages arrive in order, each in one
-// receive, so the stream is never reordered or split across buffers.
+// after what came before it. A SYN or SYNACK also names the sender's
+// ring (segment descriptor [48], size u32). Messages arrive in order,
+// each in one receive, so the stream is never reordered or split across
+// buffers.
 //
-// Credits. A connection posts Window receives for DATA and Control more
-// for CREDIT and FIN; a writer spends one credit per DATA message and
-// waits (within its deadline) when it has none, so a slow reader holds
-// back the writer and never loses data or makes the provider queue it
-// (RNR never happens in the protocol). A receive goes back to the queue
-// when Read consumed its message, and the count of those is returned in
-// the header of the next message the reader's side sends, or in a CREDIT
-// once half the window is owed. The DATA a peer sends is at most Window
-// plus the credit it has taken in, so the credit reported to it and not
-// yet taken in is at most Window; a CREDIT reports at least Window/2, so
-// at most two are unread at a time, which with a FIN leaves a control
-// receive spare: they cannot run out.
+// Large writes. Each end allocates a ring (RingSize bytes, remote write
+// and read access under the connection's token) and names it in its SYN
+// or SYNACK; the peer imports it. A Write of bigWrite bytes or more
+// registers the caller's buffer (kept registered for the next Write from
+// the same buffer), WRITEs it straight into the peer's ring at the
+// writer's tail, in parts that do not cross the ring's end, and announces
+// each part with a RING message {count u64}; Write returns once its
+// WRITEs completed, so the buffer is the caller's again. The reader copies
+// out of the ring and returns the bytes in the ring field of its headers.
+// A large write costs one copy by the provider and one by Read, and one
+// message per part instead of one per SlotSize.
 //
-// Completions. Each connection has one JFC with a JFCE; a goroutine per
-// connection polls it (PollWait: spin, then park) and hands received
-// messages to Read and finished sends back to Write's buffers; Read and
-// Write wait on the connection's state with their deadline, so a
-// deadline, a Close or a changed deadline wakes them at once. Buffers are
-// slots of one segment per connection (receives and sends), so Read and
-// Write allocate nothing in steady state.
+// Credits. A connection posts Window receives for DATA and RING and
+// Control more for CREDIT and FIN; a writer spends one credit per DATA or
+// RING message, and ring bytes for a RING's part, and waits (within its
+// deadline) when it has not enough, so a slow reader holds back the
+// writer and never loses data or makes the provider queue it (RNR never
+// happens in the protocol). A receive goes back to the queue when Read
+// consumed its message, and the count of those is returned in the header
+// of the next message the reader's side sends, or in a CREDIT once half
+// the window (or half the ring) is owed. The DATA a peer sends is at most
+// Window plus the credit it has taken in, so the credit reported to it and
+// not yet taken in is at most Window; a CREDIT reports at least Window/2
+// receives or half the ring, so at most four are unread at a time, which
+// with a FIN leaves a control receive spare: they cannot run out. A peer
+// that returns more than it was sent, or announces ring bytes outside the
+// ring, fails the connection.
 //
-// Close sends FIN when the write side is open, stops the poller and
-// closes the Jetty, its JFC and segment; pending and later calls get
-// net.ErrClosed. A peer that is gone makes sends fail: Write returns the
-// error, and Read returns io.EOF after what arrived.
+// Completions. Each connection has one JFC (with a JFCE unless it
+// polls). There is no goroutine per message: a Read or Write that has to
+// wait polls the JFC itself, under the connection's lock so that messages
+// are handled in order whoever takes them, and spins for spinFor (long
+// enough for a round trip between processes of a host) before it parks;
+// an RPC-style exchange therefore costs no wake-up. A parked waiter asks
+// the connection's parker goroutine to arm the JFC and sleep on the JFCE;
+// the parker takes the records that wake it and wakes the waiters, and a
+// deadline, a Close or a changed deadline wakes them at once. With
+// Dialer.Poll or ListenConfig.Poll the JFC has no JFCE and waiters spin
+// until their condition, deadline or Close (yielding to the scheduler
+// now and then). Buffers are slots of one segment per connection, so
+// Read and Write allocate nothing in steady state.
+//
+// Lost peers. A peer that dies without its FIN fails the requests sent to
+// it, and so the Write that made them; a Read with nothing to read, or a
+// Write waiting for credit, has nothing to fail. So while a Read or Write
+// waits and nothing came from the peer for a tick of probeEvery, the
+// connection READs a few bytes of the peer's ring: a one-sided request
+// that asks nothing of the peer's process (a peer slow to read is not
+// mistaken for a lost one) and fails when the peer is gone. That failure,
+// or any request's ack timeout, fails the connection with ErrPeerLost and
+// wakes the waiters: on loopback within a few probe ticks of the death;
+// on ib once the READ's transport retries give up (the Jetty's
+// err_timeout).
+//
+// Close sends FIN when the write side is open, waits (up to a second) for
+// it to be taken, stops the parker and closes the Jetty, its JFC and
+// segments; pending and later calls get net.ErrClosed. A peer's FIN gives
+// io.EOF after what arrived.
 //
 // Limits of this version: a listener shakes hands in its one serving
 // goroutine (a dialer whose Jetty cannot be imported holds the others up
-// to 5 s); Read and Write copy through the slots. A peer that dies
-// without its FIN fails the sends in flight, and so the Write that made
-// them, but a Read with nothing to read, or a Write waiting for credit,
-// waits for its deadline: nothing is sent that could fail. The remedy
-// planned is a probe: a waiter that has waited a second sends a CREDIT
-// carrying no credit, whose failure fails the connection (open: a
-// stopped peer leaves probes unread, so the control receives must grow
-// by one and a probe wait until the peer shows it took the last in); on loopback a
-// bound RC Jetty also goes to ERROR when the peer's process is lost,
-// which a per-Jetty error signal could report sooner.
-//
-// Next, in order:
-//
-//   - ib: provider.Ports as above, and the conformance of Listen and
-//     Dial on rxe and siw in the VM.
-//   - Large writes (the plan): each end allocates a receive ring, a
-//     segment with remote write access under a token, and names it in
-//     its SYN and SYNACK (SegmentDesc [48] and token u32 after the
-//     window); the peer imports it. A Write of at least a threshold
-//     (several slots) WRITEs straight from the caller's buffer,
-//     registered for the call (segment.Register; cached by address for
-//     repeated buffers), into the ring at the writer's tail (split in two
-//     at the wrap), then SENDs a RING message {off u32, len u32} after
-//     the header; the reader copies from the ring and returns ring bytes
-//     in a second credit field of its headers (the header grows to 16
-//     bytes). This saves the copy into a send slot: one copy by the
-//     provider and one by Read, as rsockets does with its receive
-//     buffers, and one receive per large write instead of one per slot.
-//   - Benchmarks against TCP and unix sockets (bench/, like for like:
-//     message sizes 64 B to 1 MiB, ping-pong and streaming).
-//   - A gRPC example beside the net/http one.
+// to 5 s); a small write is copied into a send slot (one copy more than a
+// large one); each connection's ring is allocated at the handshake
+// whether large writes come or not.
 package urmanet

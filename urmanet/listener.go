@@ -94,7 +94,7 @@ func listen(uctx *urma.Context, addr string, poll bool) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc, err := newConn(uctx, false)
+	acc, err := newConn(uctx, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (l *Listener) serve(ctx context.Context) {
 			ok := cr.OK()
 			if ok {
 				b := a.slot(i)[:cr.Len]
-				typ, _ := getHdr(b)
+				typ, _, _ := getHdr(b)
 				s, err = parseSyn(b)
 				ok = err == nil && typ == msgSyn
 			}
@@ -172,7 +172,7 @@ func (l *Listener) accept(ctx context.Context, s synInfo, from urma.JettyID) {
 		l.refuse(ctx, s)
 		return
 	}
-	c, err := newConn(l.acc.uctx, l.poll)
+	c, err := newConn(l.acc.uctx, l.poll, true)
 	if err != nil {
 		l.refuse(ctx, s)
 		return
@@ -209,7 +209,7 @@ func (l *Listener) refuse(ctx context.Context, s synInfo) {
 		return
 	}
 	i := a.freeCtl[len(a.freeCtl)-1]
-	putHdr(a.slot(i), msgRst, 0)
+	putHdr(a.slot(i), msgRst, 0, 0)
 	if err := a.j.Send(r, a.seg.SGE(uint64(i*SlotSize), hdrSize), 0, uint64(i)); err != nil {
 		r.Unimport()
 		return
