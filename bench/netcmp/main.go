@@ -105,7 +105,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	var c config
 	only := fs.String("only", "", "comma-separated rows to run (default all): "+strings.Join(rowKeys(), ","))
-	fs.IntVar(&c.rounds, "rounds", 6, "paired rounds per row")
+	fs.IntVar(&c.rounds, "rounds", 8, "paired rounds per row")
 	fs.IntVar(&c.n, "n", 2000, "timed round trips or calls per latency round")
 	fs.Int64Var(&c.mib, "mib", 64, "MiB per throughput round")
 	if err := fs.Parse(args); err != nil {
