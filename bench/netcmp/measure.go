@@ -16,9 +16,23 @@ import (
 // dialFunc opens one connection of a transport to its server listener.
 type dialFunc func(ctx context.Context) (net.Conn, error)
 
-// Every measurement opens its own connection and closes it before the
+// Every measurement opens its own connection and shuts it down before the
 // next one starts, so that no idle connection (a polling one above all)
-// runs beside the other side of the pair. Opening it is not timed.
+// runs beside the other side of the pair. Opening and shutting down are
+// not timed.
+
+// finish shuts c down in order: the server reads EOF and closes its end,
+// and this side waits for the EOF of that, so that the server's end is
+// gone before the next measurement starts.
+func finish(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		if err := cw.CloseWrite(); err != nil {
+			return err
+		}
+	}
+	_, err := io.Copy(io.Discard, c)
+	return err
+}
 
 // echoP50 is the median round trip, in microseconds, of n echoes of size
 // bytes on a fresh connection, after warm untimed ones.
@@ -54,7 +68,7 @@ func echoP50(ctx context.Context, dial dialFunc, size, warm, n int) (float64, er
 	if in[size-1] != out[size-1] {
 		return 0, fmt.Errorf("echo returned other bytes")
 	}
-	return quantile(rtts, 0.5), nil
+	return quantile(rtts, 0.5), finish(c)
 }
 
 // streamMBps is the throughput, in MB/s of 2^20 bytes, of total bytes
@@ -102,7 +116,7 @@ func streamMBps(ctx context.Context, dial dialFunc, wsize int, total int64) (flo
 	if err != nil {
 		return 0, err
 	}
-	return float64(total) / (1 << 20) / d.Seconds(), nil
+	return float64(total) / (1 << 20) / d.Seconds(), finish(c)
 }
 
 // grpcClient is a gRPC client connection whose transport is dial.
