@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"google.golang.org/grpc"
 
@@ -54,15 +52,18 @@ func serve(stdin io.Reader, stdout io.Writer) error {
 	defer uctx.Close()
 
 	var ls []net.Listener
+	var lerr error
 	defer func() {
 		for _, l := range ls {
 			l.Close()
 		}
 	}()
 	listen := func(l net.Listener, err error) net.Listener {
-		if err == nil {
-			ls = append(ls, l)
+		if err != nil {
+			lerr = cmp.Or(lerr, err)
+			return nil
 		}
+		ls = append(ls, l)
 		return l
 	}
 	tcp := listen(net.Listen("tcp", "127.0.0.1:0"))
@@ -71,18 +72,13 @@ func serve(stdin io.Reader, stdout io.Writer) error {
 	ump := listen((&urmanet.ListenConfig{Poll: true}).Listen(uctx, ":0"))
 	gtcp := listen(net.Listen("tcp", "127.0.0.1:0"))
 	gum := listen(urmanet.Listen(uctx, ":0"))
-	if len(ls) != 6 {
-		return errors.New("netcmp server: a listener failed")
+	if lerr != nil {
+		return lerr
 	}
 
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	// Connections still open when stdin closes end with the process.
 	for _, l := range []net.Listener{tcp, unix, um, ump} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			acceptRaw(l)
-		}()
+		go acceptRaw(l)
 	}
 	gs := grpc.NewServer()
 	gs.RegisterService(&echoDesc, echoService{})
@@ -107,16 +103,12 @@ func serve(stdin io.Reader, stdout io.Writer) error {
 }
 
 func acceptRaw(l net.Listener) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			return
 		}
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			defer c.Close()
 			handleRaw(c)
 		}()
@@ -168,7 +160,7 @@ func handleRaw(c net.Conn) {
 
 // serverMain is main's and TestMain's entry for the server role.
 func serverMain() int {
-	if err := serve(os.Stdin, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+	if err := serve(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "netcmp server:", err)
 		return 1
 	}
