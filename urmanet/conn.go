@@ -106,6 +106,8 @@ type Conn struct {
 	waiting        int
 	heard, probing bool
 	probe          *time.Timer
+	// rspin and wspin are the spin budgets of Reads and Writes.
+	rspin, wspin time.Duration
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -120,7 +122,7 @@ var _ net.Conn = (*Conn)(nil)
 func newConn(uctx *urma.Context, poll, ring bool) (*Conn, error) {
 	c := &Conn{uctx: uctx, rdl: newDeadline(), wdl: newDeadline(),
 		rxWake: make(chan struct{}, 1), txWake: make(chan struct{}, 1), closing: make(chan struct{}),
-		parkReq:  make(chan struct{}, 1),
+		parkReq: make(chan struct{}, 1), rspin: spinFor, wspin: spinFor,
 		freeData: make([]int, 0, sendSlots), freeCtl: make([]int, 0, control)}
 	var err error
 	if c.token, err = randomToken(); err != nil {

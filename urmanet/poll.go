@@ -241,13 +241,28 @@ func (c *Conn) maybeCreditLocked() {
 	}
 }
 
-// waiter is the state of one wait of a Read or Write.
+// waiter is the state of one wait of a Read or Write. budget, when not
+// nil, is how long the waits of its kind spin: the full spinFor while
+// they end within it, halved by each one that outlasts it, so that a
+// connection whose answers come slower than a spin (a server that
+// computes, a client that thinks) stops burning a core on every wait and
+// parks at once, and spins again once a wait is short.
 type waiter struct {
 	counted  bool // in c.waiting
 	spinning bool
-	start    time.Duration
+	first    time.Duration // when the wait began
+	start    time.Duration // when the current spin began
+	budget   *time.Duration
 	idle     spin.Wait
 	pace     spin.Pacer
+}
+
+// spinBudget is w's spin budget.
+func (w *waiter) spinBudget() time.Duration {
+	if w.budget == nil {
+		return spinFor
+	}
+	return *w.budget
 }
 
 // waitLocked waits for the connection to change, one step at a time: it
@@ -259,7 +274,7 @@ type waiter struct {
 // without error.
 func (c *Conn) waitLocked(ch chan struct{}, dl *deadline, w *waiter) error {
 	if !w.counted {
-		w.counted = true
+		w.counted, w.first = true, spin.Now()
 		c.waiting++
 	}
 	if c.progressLocked() {
@@ -273,7 +288,7 @@ func (c *Conn) waitLocked(ch chan struct{}, dl *deadline, w *waiter) error {
 	if !w.spinning {
 		w.spinning, w.start = true, spin.Now()
 	}
-	if c.jfce == nil || c.stop == nil || spin.Now()-w.start < spinFor {
+	if c.jfce == nil || c.stop == nil || spin.Now()-w.start < w.spinBudget() {
 		c.mu.Unlock()
 		w.idle.Idle()
 		w.pace.Tick()
@@ -296,11 +311,20 @@ func (c *Conn) waitLocked(ch chan struct{}, dl *deadline, w *waiter) error {
 	return err
 }
 
-// unwaitLocked ends a wait that waitLocked counted.
+// unwaitLocked ends a wait that waitLocked counted, and sets the spin
+// budget of the waits of its kind by how long it lasted.
 func (c *Conn) unwaitLocked(w *waiter) {
-	if w.counted {
-		w.counted = false
-		c.waiting--
+	if !w.counted {
+		return
+	}
+	w.counted = false
+	c.waiting--
+	if w.budget != nil {
+		if spin.Now()-w.first <= spinFor {
+			*w.budget = spinFor
+		} else {
+			*w.budget /= 2
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 	defer c.readMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var w waiter
+	w := waiter{budget: &c.rspin}
 	defer c.unwaitLocked(&w)
 	for {
 		if c.closed {

@@ -49,7 +49,7 @@ func (c *Conn) registered(b []byte) (*segment.Segment, uint64, error) {
 
 func (c *Conn) writeLocked(b []byte) (int, error) {
 	n := 0
-	var w waiter
+	w := waiter{budget: &c.wspin}
 	defer c.unwaitLocked(&w)
 	for {
 		switch {
