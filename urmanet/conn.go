@@ -94,12 +94,14 @@ type Conn struct {
 	rxWake  chan struct{}
 	txWake  chan struct{}
 	closing chan struct{}
-	// parked counts the Reads and Writes sleeping until the parker (or
-	// another poller) wakes them; parkReq asks the parker to watch the
-	// JFCE for them. released is set once the queues may be closed.
-	parked   int
-	parkReq  chan struct{}
-	released bool
+	// sleeping is set while a waiter sleeps on the JFCE (sleepers counts
+	// it, for Close), kicking while a kick is out; parked counts the
+	// other waiters, sleeping until a poller wakes them. released is set
+	// once the queues may be closed.
+	sleeping, kicking bool
+	sleepers          sync.WaitGroup
+	parked            int
+	released          bool
 	// waiting counts the Reads and Writes waiting; heard is set by every
 	// record since the probe timer's last tick; probing while a probe is
 	// out.
@@ -107,10 +109,11 @@ type Conn struct {
 	heard, probing bool
 	probe          *time.Timer
 	// rspin and wspin are the spin budgets of Reads and Writes.
-	rspin, wspin time.Duration
+	rspin, wspin spinState
 
+	// life is done once Close began: it ends a sleep on the JFCE.
+	life context.Context
 	stop context.CancelFunc
-	done chan struct{}
 }
 
 var _ net.Conn = (*Conn)(nil)
@@ -122,8 +125,9 @@ var _ net.Conn = (*Conn)(nil)
 func newConn(uctx *urma.Context, poll, ring bool) (*Conn, error) {
 	c := &Conn{uctx: uctx, rdl: newDeadline(), wdl: newDeadline(),
 		rxWake: make(chan struct{}, 1), txWake: make(chan struct{}, 1), closing: make(chan struct{}),
-		parkReq: make(chan struct{}, 1), rspin: spinFor, wspin: spinFor,
+		rspin: spinState{budget: spinFor}, wspin: spinState{budget: spinFor},
 		freeData: make([]int, 0, sendSlots), freeCtl: make([]int, 0, control)}
+	c.rdl.kick, c.wdl.kick = c.kick, c.kick
 	var err error
 	if c.token, err = randomToken(); err != nil {
 		return nil, err
@@ -138,14 +142,14 @@ func newConn(uctx *urma.Context, poll, ring bool) (*Conn, error) {
 		return nil, err
 	}
 	c.j, err = jetty.NewJetty(uctx, jetty.JettyConfig{
-		Send: jetty.JFSConfig{Depth: 2*sendSlots + control + 1, Mode: urma.RM, JFC: c.jfc},
+		Send: jetty.JFSConfig{Depth: 2*sendSlots + control + 2, Mode: urma.RM, JFC: c.jfc},
 		Recv: jetty.JFRConfig{Depth: nRecv, JFC: c.jfc, TokenPolicy: segment.TokenPlainText, Token: c.token},
 	})
 	if err != nil {
 		c.release()
 		return nil, err
 	}
-	if c.seg, err = segment.Alloc(uctx, probeOff+probeLen, segment.Config{Access: segment.LocalOnly}); err != nil {
+	if c.seg, err = segment.Alloc(uctx, probeOff+2*probeLen, segment.Config{Access: segment.LocalOnly}); err != nil {
 		c.release()
 		return nil, err
 	}
@@ -244,7 +248,7 @@ func (c *Conn) Close() error {
 	c.mu.Unlock()
 	if c.stop != nil {
 		c.stop()
-		<-c.done
+		c.sleepers.Wait()
 	}
 	c.rdl.stop()
 	c.wdl.stop()

@@ -8,15 +8,25 @@ import (
 // deadline is a read or write deadline: a channel that is closed once the
 // deadline passes, replaced when the deadline moves, so that a waiter
 // selecting on it wakes at the deadline or when it is set in the past.
+// kick, when set, is called once the channel closed, without the lock,
+// for a waiter that sleeps elsewhere.
 type deadline struct {
 	mu    sync.Mutex
 	timer *time.Timer
 	c     chan struct{}
+	kick  func()
 }
 
 func newDeadline() deadline { return deadline{c: make(chan struct{})} }
 
 func (d *deadline) set(t time.Time) {
+	if d.setLocked(t) && d.kick != nil {
+		d.kick()
+	}
+}
+
+// setLocked moves the deadline; it reports whether it closed the channel.
+func (d *deadline) setLocked(t time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.timer != nil && !d.timer.Stop() {
@@ -28,19 +38,26 @@ func (d *deadline) set(t time.Time) {
 		if closed {
 			d.c = make(chan struct{})
 		}
-		return
+		return false
 	}
 	if dur := time.Until(t); dur > 0 {
 		if closed {
 			d.c = make(chan struct{})
 		}
-		c := d.c
-		d.timer = time.AfterFunc(dur, func() { close(c) })
-		return
+		c, kick := d.c, d.kick
+		d.timer = time.AfterFunc(dur, func() {
+			close(c)
+			if kick != nil {
+				kick()
+			}
+		})
+		return false
 	}
 	if !closed {
 		close(d.c)
+		return true
 	}
+	return false
 }
 
 // wait returns the channel that is closed once the deadline passes.

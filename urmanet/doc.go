@@ -113,18 +113,26 @@
 // ring, fails the connection.
 //
 // Completions. Each connection has one JFC (with a JFCE unless it
-// polls). There is no goroutine per message: a Read or Write that has to
-// wait polls the JFC itself, under the connection's lock so that messages
-// are handled in order whoever takes them, and spins for spinFor (long
-// enough for a round trip between processes of a host) before it parks;
-// an RPC-style exchange therefore costs no wake-up. A parked waiter asks
-// the connection's parker goroutine to arm the JFC and sleep on the JFCE;
-// the parker takes the records that wake it and wakes the waiters, and a
-// deadline, a Close or a changed deadline wakes them at once. With
-// Dialer.Poll or ListenConfig.Poll the JFC has no JFCE and waiters spin
-// until their condition, deadline or Close (yielding to the scheduler
-// now and then). Buffers are slots of one segment per connection, so
-// Read and Write allocate nothing in steady state.
+// polls). There is no goroutine per connection or message: a Read or
+// Write that has to wait polls the JFC itself, under the connection's
+// lock so that messages are handled in order whoever takes them, and
+// spins before it parks, so that an RPC-style exchange costs no wake-up.
+// The spin lasts spinFor (long enough for a round trip between processes
+// of a host) while waits end within it; each wait that outlasts it halves
+// the next one's, so that a connection whose answers come slower (a
+// server that computes, gRPC) parks at once instead of taking a core from
+// the work it waits for, and one wait in spinRetry spins in full to find
+// out whether answers got quick again. A waiter past its spin arms the
+// JFC and sleeps on the JFCE itself (the goroutine the event wakes is the
+// one that waits, with no hand-off); a second waiter meanwhile sleeps on
+// a channel that the first, or whoever takes records, wakes. A deadline
+// that passes while a waiter sleeps on the JFCE kicks it with a READ of
+// the peer's ring, whose record raises the event; Close ends the sleep
+// through its context. With Dialer.Poll or ListenConfig.Poll the JFC has
+// no JFCE and waiters spin until their condition, deadline or Close
+// (yielding to the scheduler now and then). Buffers are slots of one
+// segment per connection, so Read and Write allocate nothing in steady
+// state.
 //
 // Lost peers. A peer that dies without its FIN fails the requests sent to
 // it, and so the Write that made them; a Read with nothing to read, or a

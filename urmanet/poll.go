@@ -14,53 +14,14 @@ import (
 	"github.com/urma-go/sdk/urma"
 )
 
-// start makes the connection's probe timer and its parker, when its JFC
-// has a JFCE.
+// start makes the connection's probe timer and, when its JFC has a JFCE,
+// the context its parked waiters sleep under until Close.
 func (c *Conn) start() {
 	c.startProbes()
 	if c.jfce == nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.stop, c.done = cancel, make(chan struct{})
-	go c.parker(ctx)
-}
-
-// parker sleeps on the JFCE for the Reads and Writes that parked, and takes
-// the records that wake it, until Close. Readers and writers poll the JFC
-// themselves while they spin; the parker only waits for an event and polls
-// under mu, so it never holds a record back from them.
-func (c *Conn) parker(ctx context.Context) {
-	defer close(c.done)
-	for {
-		select {
-		case <-c.parkReq:
-		case <-ctx.Done():
-			return
-		}
-		for {
-			err := c.jfc.Rearm(false)
-			if err == nil {
-				err = c.jfc.Wait(ctx)
-			} else if errors.Is(err, provider.ErrUnreadRecords) {
-				err = nil
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			c.mu.Lock()
-			if err != nil {
-				c.failLocked(err)
-			} else {
-				c.progressLocked()
-			}
-			again := c.parked > 0 && c.err == nil
-			c.mu.Unlock()
-			if !again {
-				break
-			}
-		}
-	}
+	c.life, c.stop = context.WithCancel(context.Background())
 }
 
 // progressLocked takes and handles the records that are there; it reports
@@ -101,6 +62,13 @@ func (c *Conn) failLocked(err error) {
 func (c *Conn) handleLocked(cr *jetty.CR) {
 	i := int(cr.UserCtx)
 	c.heard = true
+	if i == kickCtx {
+		c.kicking = false
+		if !cr.OK() && !c.closed {
+			c.failLocked(fmt.Errorf("%w: %w", ErrPeerLost, cr.Err()))
+		}
+		return
+	}
 	if i == probeCtx {
 		c.probing = false
 		if !cr.OK() && !c.closed {
@@ -241,28 +209,31 @@ func (c *Conn) maybeCreditLocked() {
 	}
 }
 
-// waiter is the state of one wait of a Read or Write. budget, when not
-// nil, is how long the waits of its kind spin: the full spinFor while
-// they end within it, halved by each one that outlasts it, so that a
-// connection whose answers come slower than a spin (a server that
-// computes, a client that thinks) stops burning a core on every wait and
-// parks at once, and spins again once a wait is short.
+// spinState sets how long the waits of one kind (Reads or Writes of a
+// connection) spin: the full spinFor while they end within it, halved by
+// each one that outlasts it, so that a connection whose answers come
+// slower than a spin (a server that computes, a client that thinks)
+// stops burning a core on every wait and parks at once. One wait in
+// spinRetry spins in full whatever the budget, and a short one restores
+// it: a parked wait lasts the wake-up's cost longer than the answer
+// took, and could not tell.
+type spinState struct {
+	budget time.Duration
+	waits  uint32
+}
+
+const spinRetry = 16
+
+// waiter is the state of one wait of a Read or Write.
 type waiter struct {
 	counted  bool // in c.waiting
 	spinning bool
 	first    time.Duration // when the wait began
 	start    time.Duration // when the current spin began
-	budget   *time.Duration
+	limit    time.Duration // how long it spins
+	st       *spinState    // nil: spin for spinFor
 	idle     spin.Wait
 	pace     spin.Pacer
-}
-
-// spinBudget is w's spin budget.
-func (w *waiter) spinBudget() time.Duration {
-	if w.budget == nil {
-		return spinFor
-	}
-	return *w.budget
 }
 
 // waitLocked waits for the connection to change, one step at a time: it
@@ -274,7 +245,13 @@ func (w *waiter) spinBudget() time.Duration {
 // without error.
 func (c *Conn) waitLocked(ch chan struct{}, dl *deadline, w *waiter) error {
 	if !w.counted {
-		w.counted, w.first = true, spin.Now()
+		w.counted, w.first, w.limit = true, spin.Now(), spinFor
+		if st := w.st; st != nil {
+			st.waits++
+			if st.waits%spinRetry != 0 {
+				w.limit = st.budget
+			}
+		}
 		c.waiting++
 	}
 	if c.progressLocked() {
@@ -288,15 +265,41 @@ func (c *Conn) waitLocked(ch chan struct{}, dl *deadline, w *waiter) error {
 	if !w.spinning {
 		w.spinning, w.start = true, spin.Now()
 	}
-	if c.jfce == nil || c.stop == nil || spin.Now()-w.start < w.spinBudget() {
+	if c.jfce == nil || c.stop == nil || spin.Now()-w.start < w.limit {
 		c.mu.Unlock()
 		w.idle.Idle()
 		w.pace.Tick()
 		c.mu.Lock()
 		return nil
 	}
+	if !c.sleeping {
+		// This waiter sleeps on the JFCE for all: the goroutine the event
+		// wakes is the one that waits, with no hand-off. A deadline that
+		// passes meanwhile kicks it (kick).
+		c.sleeping = true
+		c.sleepers.Add(1)
+		c.mu.Unlock()
+		err := c.jfc.Rearm(false)
+		if err == nil {
+			err = c.jfc.Wait(c.life)
+		} else if errors.Is(err, provider.ErrUnreadRecords) {
+			err = nil
+		}
+		c.mu.Lock()
+		c.sleeping = false
+		c.sleepers.Done()
+		if err != nil && c.life.Err() == nil && !c.closed {
+			c.failLocked(err)
+		}
+		if c.parked > 0 {
+			// One of the others sleeps on the JFCE next.
+			wake(c.rxWake)
+			wake(c.txWake)
+		}
+		w.spinning = false
+		return nil
+	}
 	c.parked++
-	wake(c.parkReq)
 	c.mu.Unlock()
 	var err error
 	select {
@@ -319,11 +322,11 @@ func (c *Conn) unwaitLocked(w *waiter) {
 	}
 	w.counted = false
 	c.waiting--
-	if w.budget != nil {
+	if st := w.st; st != nil {
 		if spin.Now()-w.first <= spinFor {
-			*w.budget = spinFor
+			st.budget = spinFor
 		} else {
-			*w.budget /= 2
+			st.budget /= 2
 		}
 	}
 }
@@ -336,4 +339,21 @@ func crErr(cr *jetty.CR) error {
 		return fmt.Errorf("%w: %w", ErrPeerLost, cr.Err())
 	}
 	return cr.Err()
+}
+
+// kick wakes the waiter sleeping on the JFCE, if any, once a deadline
+// passed: it posts a READ of the peer's ring, whose record raises the
+// event the waiter sleeps for. A failed kick fails the connection as a
+// probe does.
+func (c *Conn) kick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sleeping || c.kicking || c.closed || c.released || c.err != nil || c.peerRing == nil {
+		return
+	}
+	if err := c.j.Read(c.peer, c.peerRing.SGE(0, probeLen), c.seg.SGE(probeOff+probeLen, probeLen), 0, kickCtx); err != nil {
+		c.failLocked(err)
+		return
+	}
+	c.kicking = true
 }

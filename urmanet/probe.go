@@ -13,6 +13,7 @@ const probeEvery = 200 * time.Millisecond
 // connection's segment it lands.
 const (
 	probeCtx = ringWriteCtx + 1
+	kickCtx  = ringWriteCtx + 2
 	probeOff = nSlots * SlotSize
 	probeLen = 8
 )

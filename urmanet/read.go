@@ -12,7 +12,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 	defer c.readMu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := waiter{budget: &c.rspin}
+	w := waiter{st: &c.rspin}
 	defer c.unwaitLocked(&w)
 	for {
 		if c.closed {

@@ -49,7 +49,7 @@ func (c *Conn) registered(b []byte) (*segment.Segment, uint64, error) {
 
 func (c *Conn) writeLocked(b []byte) (int, error) {
 	n := 0
-	w := waiter{budget: &c.wspin}
+	w := waiter{st: &c.wspin}
 	defer c.unwaitLocked(&w)
 	for {
 		switch {
