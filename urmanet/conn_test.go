@@ -203,3 +203,41 @@ func TestWriteAfterPeerClose(t *testing.T) {
 	require.Error(t, werr)
 	require.NotErrorIs(t, werr, os.ErrDeadlineExceeded)
 }
+
+// TestDeadlineWakesSleepingRead checks that a Read sleeping on the
+// completion events (long past its spin) ends at its deadline, whether
+// the deadline was set before it slept or moved into the past meanwhile,
+// and that the connection works on after.
+func TestDeadlineWakesSleepingRead(t *testing.T) {
+	server, client := openCtx(t, 0), openCtx(t, 1)
+	l, c1, c2 := pipe(t, server, client)
+	defer l.Close()
+	defer c1.Close()
+	defer c2.Close()
+	buf := make([]byte, 8)
+
+	require.NoError(t, c1.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	start := time.Now()
+	_, err := c1.Read(buf)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.Less(t, time.Since(start), 5*time.Second)
+
+	require.NoError(t, c1.SetReadDeadline(time.Time{}))
+	errc := make(chan error, 1)
+	go func() { _, err := c1.Read(buf); errc <- err }()
+	time.Sleep(50 * time.Millisecond) // the Read is asleep by now
+	require.NoError(t, c1.SetReadDeadline(time.Now().Add(-time.Second)))
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a deadline set in the past did not wake the Read")
+	}
+
+	require.NoError(t, c1.SetReadDeadline(time.Time{}))
+	_, err = c2.Write([]byte("after"))
+	require.NoError(t, err)
+	n, err := io.ReadFull(c1, buf[:5])
+	require.NoError(t, err)
+	require.Equal(t, "after", string(buf[:n]))
+}
