@@ -67,13 +67,17 @@ func (d *deadline) wait() chan struct{} {
 	return d.c
 }
 
-// stop releases the timer.
+// stop releases the timer. As in set, a timer that fired has closed c or
+// is about to, and c must be closed before a later set reuses or
+// replaces it; the timer is dropped so that a later set does not wait
+// for a stopped one.
 func (d *deadline) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.timer != nil {
-		d.timer.Stop()
+	if d.timer != nil && !d.timer.Stop() {
+		<-d.c
 	}
+	d.timer = nil
 }
 
 func isClosed(c chan struct{}) bool {
