@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(child())
 	}
+	if os.Getenv(relayEnv) != "" {
+		os.Exit(relay())
+	}
 	dir, err := os.MkdirTemp("", "urmanet-test-")
 	if err != nil {
 		panic(err)
