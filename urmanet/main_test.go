@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(relayEnv) != "" {
 		os.Exit(relay())
 	}
+	if os.Getenv(holderEnv) != "" {
+		os.Exit(holder())
+	}
 	dir, err := os.MkdirTemp("", "urmanet-test-")
 	if err != nil {
 		panic(err)
