@@ -128,7 +128,9 @@ func (c *Conn) handleLocked(cr *jetty.CR) {
 	case msgRst:
 		c.failLocked(ErrRefused)
 	case msgSynAck:
-		if s, err := parseSyn(b); err != nil {
+		if c.peer != nil {
+			c.failLocked(provider.Errorf(urma.ErrInvalid, "handshake on a connection already made"))
+		} else if s, err := parseSyn(b); err != nil {
 			c.failLocked(err)
 		} else {
 			c.synack = &s
@@ -203,8 +205,9 @@ func (c *Conn) ctlLocked(typ uint8) bool {
 
 // maybeCreditLocked returns owed receives once half the window is owed,
 // and ring bytes once half the ring is.
+// A peer that sent its FIN needs no credit.
 func (c *Conn) maybeCreditLocked() {
-	if (c.owed >= Window/2 || c.ringOwed >= len(c.ringBuf)/2 && c.ringOwed > 0) && !c.closed && c.err == nil {
+	if (c.owed >= Window/2 || c.ringOwed >= len(c.ringBuf)/2 && c.ringOwed > 0) && !c.closed && !c.eof && c.err == nil {
 		c.ctlLocked(msgCredit)
 	}
 }

@@ -25,6 +25,11 @@ func (c *Conn) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if c.err != nil {
+			// What arrived before the failure (the peer's last DATA and
+			// its FIN, say) is still read first.
+			if c.progressLocked() {
+				continue
+			}
 			return 0, c.opErr("read", c.err)
 		}
 		if len(b) == 0 {
