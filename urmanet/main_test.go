@@ -6,6 +6,7 @@ import (
 
 	"github.com/urma-go/sdk/internal/leakcheck"
 	"github.com/urma-go/sdk/provider/loopback"
+	"github.com/urma-go/sdk/test/vm"
 )
 
 // TestMain runs the tests in a runtime directory of their own, so that the
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(holderEnv) != "" {
 		os.Exit(holder())
 	}
-	dir, err := os.MkdirTemp("", "urmanet-test-")
+	dir, err := os.MkdirTemp(runtimeBase(), "urmanet-test-")
 	if err != nil {
 		panic(err)
 	}
@@ -30,4 +31,14 @@ func TestMain(m *testing.M) {
 	code := leakcheck.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// runtimeBase is where the runtime directory goes: the default temporary
+// directory, but in the test guest, whose temporary directory is the
+// host's over 9p and refuses unix socket binds, /dev/shm.
+func runtimeBase() string {
+	if vm.Inside() {
+		return "/dev/shm"
+	}
+	return ""
 }

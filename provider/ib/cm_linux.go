@@ -286,6 +286,9 @@ func (s *cmServer) request(ev verbs.CMEvent) {
 	case opPing:
 		// Answered as imports are, and nothing is kept.
 		s.refuse(ev.ID, pingReply(req))
+	case opResolvePort:
+		// The port is this context's UASID, which publishes nothing.
+		s.refuse(ev.ID, reply{status: replyNotFound})
 	case opConnect, opBind:
 		src := provider.JettyID{EID: req.srcEID, UASID: req.srcUASID, ID: req.srcID}
 		if err := c.acceptConn(ev.ID, req, src); err != nil {
@@ -308,6 +311,8 @@ type dialed struct {
 	id    verbs.CMID
 	qp    *verbs.QP
 	reply reply
+	// data is the reject's private data, reply and what follows it.
+	data []byte
 }
 
 // dial connects to the context at (dst, port) with request req; once ctx
@@ -338,7 +343,7 @@ func (c *ibContext) dial(ctx context.Context, dst provider.EID, port uint32, req
 		}
 		rep, perr := parseReply(rejected.PrivateData)
 		if perr == nil {
-			return dialed{reply: rep}, nil
+			return dialed{reply: rep, data: rejected.PrivateData}, nil
 		}
 		if !answerLost(rejected) {
 			return dialed{}, provider.Errorf(provider.ErrNotFound, "no urma context listens at %s (rdma_cm reject, status %d)", to, rejected.Status)

@@ -58,6 +58,8 @@ type ibContext struct {
 	retired provider.QueueStats
 	// groups are the context's jetty groups (group_linux.go).
 	groups jgroup.Table
+	// ports are the urmanet ports the context publishes (ports_linux.go).
+	ports portSet
 }
 
 // child is an object the context closes with itself. rank orders the
@@ -136,6 +138,7 @@ func (c *ibContext) Close() error {
 		return nil
 	}
 	c.cm.stop() // no new connections while children go away
+	c.ports.closeAll()
 	// Jetties and send queues first, then receive queues, then JFCs and
 	// JFCEs, then segments: the order URMA prescribes (objtab.Drain).
 	// Their untrack then finds nothing, so they are counted out here.

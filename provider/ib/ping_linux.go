@@ -7,11 +7,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"sync"
-	"time"
 
 	"github.com/urma-go/sdk/provider"
-	"github.com/urma-go/sdk/provider/ib/internal/verbs"
 )
 
 // A ping is a connect request with opPing to a context's rdma_cm listener,
@@ -68,58 +65,15 @@ func (c *ibContext) ListenPing() (io.Closer, error) {
 	if c.closed.Load() {
 		return nil, errClosed("context")
 	}
-	ch, w, id, err := cmListen(c.eid.addr, PingPort, c.scope(), 16, "rdma_cm pings")
+	l, err := listenAnswer(c.eid.addr, PingPort, c.scope(), "rdma_cm pings", func(req request) []byte {
+		rep := reply{status: replyNotFound}
+		if req.op == opPing {
+			rep = pingReply(req)
+		}
+		return rep.marshal()
+	})
 	if err != nil {
 		return nil, err
 	}
-	l := &pingListener{ch: ch, w: w, id: id, done: make(chan struct{})}
-	go l.loop()
 	return l, nil
-}
-
-type pingListener struct {
-	ch   *verbs.EventChannel
-	w    *verbs.Waiter
-	id   verbs.CMID
-	done chan struct{}
-	once sync.Once
-}
-
-func (l *pingListener) loop() {
-	defer close(l.done)
-	for {
-		err := l.w.Wait(time.Time{}, func() bool {
-			for {
-				ev, ok, err := l.ch.GetEvent()
-				if err != nil || !ok {
-					return false
-				}
-				if ev.Type != verbs.CMConnectRequest {
-					continue
-				}
-				rep := reply{status: replyNotFound}
-				if req, err := parseRequest(ev.PrivateData); err != nil {
-					rep.status = replyInvalid
-				} else if req.op == opPing {
-					rep = pingReply(req)
-				}
-				_ = ev.ID.Reject(rep.marshal())
-				_ = ev.ID.Destroy()
-			}
-		})
-		if err != nil {
-			return
-		}
-	}
-}
-
-// Close stops answering; it is idempotent.
-func (l *pingListener) Close() error {
-	l.once.Do(func() {
-		_ = l.w.Close()
-		<-l.done
-		_ = l.id.Destroy()
-		l.ch.Destroy()
-	})
-	return nil
 }

@@ -27,6 +27,9 @@ const (
 	// opPing asks for an echo: the request's target and its va and len
 	// (pingEcho bytes of payload) come back as the reply's rkey and gid.
 	opPing uint8 = 6
+	// opResolvePort asks the listener at a urmanet port for the Jetty
+	// published there (ports.go): target is the port.
+	opResolvePort uint8 = 7
 )
 
 const (
@@ -115,7 +118,7 @@ func parseRequest(b []byte) (request, error) {
 	} else {
 		r.va, r.len = binary.BigEndian.Uint64(b[32:]), binary.BigEndian.Uint64(b[40:])
 	}
-	if r.op < opImportSegment || r.op > opPing {
+	if r.op < opImportSegment || r.op > opResolvePort {
 		return request{}, provider.Errorf(provider.ErrInvalid, "connect request: unknown operation %d", r.op)
 	}
 	return r, nil

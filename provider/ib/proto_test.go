@@ -71,7 +71,8 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add((&request{op: opBind, target: 7, token: 0xdeadbeef, kind: provider.KindJetty, mode: provider.RC,
 		policy: provider.TokenPlainText, srcEID: eid, srcUASID: 40000, srcID: 9, rnrTimer: 12, rnrRetry: 3}).marshal())
 	f.Add(append((&request{op: opDatagram, srcEID: eid, srcQPN: 0xabcdef, srcIID: 1}).marshal(), 0, 0, 0))
-	f.Add((&request{op: opPing + 1}).marshal())
+	f.Add((&request{op: opResolvePort, target: 7000}).marshal())
+	f.Add((&request{op: opResolvePort + 1}).marshal())
 	f.Add([]byte("UB\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseRequest(b)
