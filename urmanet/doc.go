@@ -24,20 +24,22 @@
 //     token u32}) and takes the first that has the port. The control
 //     connection checks the peer's uid both ways, so the token reaches
 //     only processes of the same user.
-//   - ib (to follow): a context's UASID is already the rdma_cm port of
-//     its listener, which answers imports and pings with a reject that
-//     carries data (provider/ib proto.go: 56-byte request, 40-byte reply,
-//     148 bytes of reject data on IB and RoCE). PublishPort opens one more
-//     rdma_cm listener, on the EID's address at the urmanet port itself
-//     (cmListen, as ListenPing does at PingPort), whose loop answers a
-//     new request op, opResolvePort (7), with a reject carrying the
-//     40-byte reply and then {jetty desc [32], token u32}, the way group
-//     imports append member ids; any other op gets replyNotFound.
-//     ResolvePort is c.dial(ctx, dst, port, request{op: opResolvePort})
-//     and reads the reject, as Ping does. urmanet ports and UASIDs then
-//     share the host's rdma_cm port space: a port some context holds as
-//     its UASID gives ErrExist to PublishPort, like a TCP port in use,
-//     and answers ResolvePort with ErrNotFound.
+//   - ib: a context's UASID is already the rdma_cm port of its listener,
+//     which answers imports and pings with a reject that carries data
+//     (provider/ib proto.go: 56-byte request, 40-byte reply, 148 bytes of
+//     reject data on IB and RoCE). A published port is one more rdma_cm
+//     listener, on the EID's address at the urmanet port itself, that
+//     answers a port request (opResolvePort, 7) with a reject carrying the
+//     reply and then {jetty desc [32], token u32}, and any other request
+//     with ErrNotFound; closing the publication, or the context, closes
+//     it. ResolvePort sends the request to (EID, port) and reads the
+//     reject. urmanet ports and UASIDs share the host's rdma_cm port space
+//     per address: a port some context holds as its UASID, or another
+//     context's publication, gives ErrExist to PublishPort, like a TCP
+//     port in use, and a UASID answers ResolvePort with ErrNotFound.
+//     Whoever reaches the EID can resolve a port; the Jetty's token
+//     protects it, as it does any exported Jetty. Listen and Dial run on
+//     Soft-RoCE (rxe) and soft-iWARP (siw) in the VM job.
 //
 // On loopback a port is held per context, and two contexts at one EID may
 // publish the same port (the resolver takes the lower UASID); making it
