@@ -123,3 +123,48 @@ func TestJFRCloseWaitsForPostsAndSenders(t *testing.T) {
 		}
 	}
 }
+
+// An object's Close and its context's Close may run at once in two
+// goroutines (a server's connection closing while the program exits): the
+// object is torn down once, and a queue that flushes its receives into its
+// JFC does so before the context's Close unmaps that JFC.
+func TestObjectCloseRacingContextClose(t *testing.T) {
+	dev, err := urma.DeviceByName("loopback0")
+	require.NoError(t, err)
+	for range 30 {
+		uctx, err := urma.Open(dev, 0, nil)
+		require.NoError(t, err)
+		jfc, err := jetty.NewJFC(uctx, jetty.JFCConfig{Depth: 8 * 64})
+		require.NoError(t, err)
+		mem, err := segment.Alloc(uctx, 1<<16, segment.Config{Access: segment.LocalOnly})
+		require.NoError(t, err)
+		var objs []interface{ Close() error }
+		for range 4 {
+			j, err := jetty.NewJetty(uctx, jetty.JettyConfig{
+				Send: jetty.JFSConfig{Depth: 32, JFC: jfc},
+				Recv: jetty.JFRConfig{Depth: 32, JFC: jfc},
+			})
+			require.NoError(t, err)
+			for i := range 32 {
+				require.NoError(t, j.Recv(mem.SGE(uint64(i*64), 64), uint64(i)))
+			}
+			jfr, err := jetty.NewJFR(uctx, jetty.JFRConfig{Depth: 32, JFC: jfc})
+			require.NoError(t, err)
+			for i := range 32 {
+				require.NoError(t, jfr.Recv(mem.SGE(uint64(i*64), 64), uint64(i)))
+			}
+			objs = append(objs, j, jfr)
+		}
+		done := make(chan struct{})
+		for _, o := range objs {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				_ = o.Close() // nil, or closed by the context first
+			}()
+		}
+		require.NoError(t, uctx.Close())
+		for range objs {
+			<-done
+		}
+	}
+}

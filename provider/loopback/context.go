@@ -28,6 +28,12 @@ type lbContext struct {
 	dir    string
 	uid    int // the user whose processes it serves and imports from (ownUID)
 	closed atomic.Bool
+	// closeMu is held (read) by an object's Close while it tears the
+	// object down, and (write) by the context's Close while it tears down
+	// the objects left: a queue closing in one goroutine still writes
+	// records into its JFC, which the context's Close in another must not
+	// unmap meanwhile.
+	closeMu sync.RWMutex
 
 	mu       sync.Mutex
 	children objtab.Table[child]
@@ -159,9 +165,11 @@ func (c *lbContext) Close() error {
 	// Importers are told goodbye first, and no control request runs while
 	// the objects go away.
 	c.srv.stop()
+	c.closeMu.Lock()
 	for _, k := range kids { // queues, then JFCs and JFCEs, then memory
 		k.destroy()
 	}
+	c.closeMu.Unlock()
 	c.peersMu.Lock()
 	peers := c.peers
 	c.peers = map[fabricKey]*peerConn{}

@@ -68,6 +68,8 @@ func (c *lbContext) ownRemote(p provider.Remote) (*remote, error) {
 func (r *remote) Desc() provider.JettyDesc { return r.desc }
 
 func (r *remote) Close() error {
+	r.ctx.closeMu.RLock()
+	defer r.ctx.closeMu.RUnlock()
 	if r.closed.Load() {
 		return errClosed("remote")
 	}
@@ -205,6 +207,8 @@ func (j *jettyObj) Unbind() error {
 }
 
 func (j *jettyObj) Close() error {
+	j.ctx.closeMu.RLock()
+	defer j.ctx.closeMu.RUnlock()
 	if err := j.closeQ(); err != nil {
 		return err
 	}

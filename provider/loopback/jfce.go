@@ -172,6 +172,8 @@ func (e *jfce) sleep(d time.Duration) bool {
 }
 
 func (e *jfce) Close() error {
+	e.ctx.closeMu.RLock()
+	defer e.ctx.closeMu.RUnlock()
 	if e.closed.Load() {
 		return errClosed("jfce")
 	}

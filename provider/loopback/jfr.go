@@ -554,6 +554,8 @@ func (j *jfrObj) Query() (provider.QueueAttr, error)          { return j.query()
 func (j *jfrObj) Modify(s provider.State) error               { return j.modify(s) }
 
 func (j *jfrObj) Close() error {
+	j.ctx.closeMu.RLock()
+	defer j.ctx.closeMu.RUnlock()
 	if j.closed.Load() {
 		return errClosed("jfr")
 	}

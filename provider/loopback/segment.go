@@ -190,6 +190,8 @@ func (s *segment) MemFD() (int, int64, bool) {
 }
 
 func (s *segment) Close() error {
+	s.ctx.closeMu.RLock()
+	defer s.ctx.closeMu.RUnlock()
 	if s.closed.Load() {
 		return errClosed("segment")
 	}

@@ -689,6 +689,8 @@ func (c *lbContext) NewJFS(cfg provider.JFSConfig) (provider.JFS, error) {
 }
 
 func (j *jfsObj) Close() error {
+	j.ctx.closeMu.RLock()
+	defer j.ctx.closeMu.RUnlock()
 	if err := j.closeQ(); err != nil {
 		return err
 	}
