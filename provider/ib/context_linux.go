@@ -23,6 +23,12 @@ import (
 // rdma_cm listener on the EID's address whose port is the context's UASID.
 // Peers reach everything the context exports through that listener.
 type ibContext struct {
+	// closeMu is held (read) by an object's Close while it tears the
+	// object down, and (write) by the context's Close while it tears down
+	// the objects left: a QP being destroyed in one goroutine must not see
+	// its CQ or PD destroyed by the other.
+	closeMu sync.RWMutex
+
 	dev    *device
 	eid    eidEntry
 	vc     *verbs.Context
@@ -142,6 +148,7 @@ func (c *ibContext) Close() error {
 	// Jetties and send queues first, then receive queues, then JFCs and
 	// JFCEs, then segments: the order URMA prescribes (objtab.Drain).
 	// Their untrack then finds nothing, so they are counted out here.
+	c.closeMu.Lock()
 	c.mu.Lock()
 	objs := c.objects.Drain()
 	live.Objects(-len(objs))
@@ -149,6 +156,7 @@ func (c *ibContext) Close() error {
 	for _, o := range objs {
 		_ = o.forceClose()
 	}
+	c.closeMu.Unlock()
 	c.events.Close()
 	c.teardown() // stops c.cm again: stop is idempotent, and handlers may still reach it
 	live.Contexts(-1)

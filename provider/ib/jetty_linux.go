@@ -464,6 +464,8 @@ func (j *jetty) acceptBind(id verbs.CMID, from provider.JettyID, r request) erro
 }
 
 func (j *jetty) Close() error {
+	j.ctx.closeMu.RLock()
+	defer j.ctx.closeMu.RUnlock()
 	if j.closed.Load() {
 		return errClosed("jetty")
 	}

@@ -249,6 +249,8 @@ func (j *jfc) Modify(count int, period time.Duration) error {
 }
 
 func (j *jfc) Close() error {
+	j.ctx.closeMu.RLock()
+	defer j.ctx.closeMu.RUnlock()
 	if j.closed.Load() {
 		return errClosed("jfc")
 	}

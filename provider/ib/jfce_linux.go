@@ -166,6 +166,8 @@ func (e *jfce) take(out []any) (int, error) {
 }
 
 func (e *jfce) Close() error {
+	e.ctx.closeMu.RLock()
+	defer e.ctx.closeMu.RUnlock()
 	if e.closed.Load() {
 		return errClosed("jfce")
 	}

@@ -406,6 +406,8 @@ func (j *jfr) detach(cn *conn) {
 }
 
 func (j *jfr) Close() error {
+	j.ctx.closeMu.RLock()
+	defer j.ctx.closeMu.RUnlock()
 	if j.closed.Load() {
 		return errClosed("jfr")
 	}

@@ -58,9 +58,15 @@ func (c *ibContext) Import(ctx context.Context, desc provider.JettyDesc, token u
 
 func (r *remote) Desc() provider.JettyDesc { return r.desc }
 func (r *remote) rank() int                { return 4 }
-func (r *remote) forceClose() error        { return r.Close() }
+func (r *remote) forceClose() error        { return r.close() }
 
 func (r *remote) Close() error {
+	r.ctx.closeMu.RLock()
+	defer r.ctx.closeMu.RUnlock()
+	return r.close()
+}
+
+func (r *remote) close() error {
 	if r.closed.Swap(true) {
 		return errClosed("remote")
 	}

@@ -220,11 +220,17 @@ func (c *ibContext) addSegment(mem []byte, memfd int, cfg provider.SegmentConfig
 func (s *segment) Desc() provider.SegmentDesc { return s.desc }
 func (s *segment) Bytes() []byte              { return s.mem }
 func (s *segment) rank() int                  { return 4 }
-func (s *segment) forceClose() error          { return s.Close() }
+func (s *segment) forceClose() error          { return s.close() }
 
 // Close deregisters the memory: later accesses through imports fail with a
 // remote access error, as the verbs do for a destroyed key.
 func (s *segment) Close() error {
+	s.ctx.closeMu.RLock()
+	defer s.ctx.closeMu.RUnlock()
+	return s.close()
+}
+
+func (s *segment) close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -322,9 +328,15 @@ func (c *ibContext) answerSegmentImport(r request) (reply, error) {
 
 func (t *target) Desc() provider.SegmentDesc { return t.desc }
 func (t *target) rank() int                  { return 4 }
-func (t *target) forceClose() error          { return t.Close() }
+func (t *target) forceClose() error          { return t.close() }
 
 func (t *target) Close() error {
+	t.ctx.closeMu.RLock()
+	defer t.ctx.closeMu.RUnlock()
+	return t.close()
+}
+
+func (t *target) close() error {
 	if t.closed.Swap(true) {
 		return errClosed("target")
 	}

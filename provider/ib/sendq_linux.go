@@ -987,6 +987,8 @@ func (q *sendq) Unadvise(p provider.Remote) error {
 }
 
 func (q *sendq) Close() error {
+	q.ctx.closeMu.RLock()
+	defer q.ctx.closeMu.RUnlock()
 	if q.closed.Load() {
 		return errClosed("jfs")
 	}

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,6 +16,7 @@ var lifecycleTests = []test{
 	{"context close closes children", testContextClose},
 	{"JFC in use", testJFCInUse},
 	{"query", testQuery},
+	{"object closes racing the context's close", testCloseRacingContextClose},
 }
 
 func testUseAfterClose(t *testing.T, e *env) {
@@ -110,4 +112,56 @@ func testQuery(t *testing.T, e *env) {
 	require.NoError(t, err)
 	require.Equal(t, r.jfr.Descriptor().ID, ra.ID)
 	require.Equal(t, urma.JFRStateReady, ra.State)
+}
+
+// testCloseRacingContextClose closes a context while other goroutines close
+// its objects (a server's connections closing as the program exits): each
+// Close returns nil or ErrClosed, none hangs, and the process survives the
+// queues flushing their receives into JFCs the context tears down.
+func testCloseRacingContextClose(t *testing.T, e *env) {
+	for range 3 {
+		a, b := e.pair(t)
+		require.NotNil(t, a)
+		require.NotNil(t, b)
+		jfc, err := jetty.NewJFC(a, jetty.JFCConfig{Depth: 256})
+		require.NoError(t, err)
+		mem, err := segment.Alloc(a, 1<<12, segment.Config{Access: segment.LocalOnly})
+		require.NoError(t, err)
+		peerSeg, err := segment.Alloc(b, 64, segment.Config{Access: segment.Read})
+		require.NoError(t, err)
+		var objs []interface{ Close() error }
+		for range 2 {
+			j, err := jetty.NewJetty(a, jetty.JettyConfig{
+				Send: jetty.JFSConfig{Depth: 16, JFC: jfc},
+				Recv: jetty.JFRConfig{Depth: 16, JFC: jfc},
+			})
+			require.NoError(t, err)
+			jfr, err := jetty.NewJFR(a, jetty.JFRConfig{Depth: 16, JFC: jfc})
+			require.NoError(t, err)
+			for i := range 16 {
+				require.NoError(t, j.Recv(mem.SGE(uint64(i*64), 64), uint64(i)))
+				require.NoError(t, jfr.Recv(mem.SGE(uint64(1024+i*64), 64), uint64(i)))
+			}
+			tg, err := segment.Import(t.Context(), a, peerSeg.Descriptor(), 0)
+			require.NoError(t, err)
+			objs = append(objs, j, jfr, tg)
+		}
+		objs = append(objs, mem)
+		errs := make(chan error, len(objs))
+		for _, o := range objs {
+			go func() { errs <- o.Close() }()
+		}
+		closeWithin(t, e.timeout, "context", a.Close)
+		for range objs {
+			select {
+			case err := <-errs:
+				if err != nil {
+					require.ErrorIs(t, err, urma.ErrClosed)
+				}
+			case <-time.After(e.timeout):
+				t.Fatal("an object's Close did not return while its context closed")
+			}
+		}
+		closeWithin(t, e.timeout, "peer context", b.Close)
+	}
 }
