@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/urma-go/sdk/urma"
 	"github.com/urma-go/sdk/urmanet"
 )
 
@@ -29,22 +28,12 @@ const holderEnv = "URMANET_TEST_HOLDER"
 const holderSays = "the first bytes of a stream that stops"
 
 func holder() int {
-	dev, err := urma.DeviceByName("loopback0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	uctx, err := urma.Open(dev, 0, nil)
+	uctx, l, err := childListen()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer uctx.Close()
-	l, err := urmanet.Listen(uctx, ":0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	defer l.Close()
 	fmt.Println(l.Addr())
 	for k := range 2 {

@@ -36,22 +36,12 @@ type relayPair struct {
 }
 
 func relay() int {
-	dev, err := urma.DeviceByName("loopback0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	uctx, err := urma.Open(dev, 0, nil)
+	uctx, l, err := childListen()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer uctx.Close()
-	l, err := urmanet.Listen(uctx, ":0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	fmt.Println(l.Addr())
 
 	var (

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,27 +18,36 @@ import (
 	"github.com/urma-go/sdk/urmanet"
 )
 
+// childListen opens a context on loopback0's first EID and listens at a
+// free port of it, for a child process of these tests.
+func childListen() (*urma.Context, net.Listener, error) {
+	dev, err := urma.DeviceByName("loopback0")
+	if err != nil {
+		return nil, nil, err
+	}
+	uctx, err := urma.Open(dev, 0, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := urmanet.Listen(uctx, ":0")
+	if err != nil {
+		uctx.Close()
+		return nil, nil, err
+	}
+	return uctx, l, nil
+}
+
 // childEnv makes the test binary a listener process that echoes one
 // connection: it prints its address, then copies what it reads back.
 const childEnv = "URMANET_TEST_CHILD"
 
 func child() int {
-	dev, err := urma.DeviceByName("loopback0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	uctx, err := urma.Open(dev, 0, nil)
+	uctx, l, err := childListen()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer uctx.Close()
-	l, err := urmanet.Listen(uctx, ":0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	defer l.Close()
 	fmt.Println(l.Addr())
 	c, err := l.Accept()
